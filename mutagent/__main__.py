@@ -1,0 +1,5 @@
+import sys
+
+from mutagent.cli import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""The data every part of mutagent shares: mutants, their statuses and their results.
+
+Kept free of I/O and of heavy imports so that the engine, the store and the reports can all
+depend on it without depending on each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Status(str, Enum):
+    """Outcome of one mutant, named exactly as the mutation-testing-report-schema names them."""
+
+    KILLED = "Killed"
+    SURVIVED = "Survived"
+    NO_COVERAGE = "NoCoverage"
+    TIMEOUT = "Timeout"
+    COMPILE_ERROR = "CompileError"
+    RUNTIME_ERROR = "RuntimeError"
+    IGNORED = "Ignored"
+    PENDING = "Pending"
+
+    @property
+    def detected(self) -> bool:
+        """Killed and Timeout count as detected; nothing else does (a harness crash never does)."""
+        return self in (Status.KILLED, Status.TIMEOUT)
+
+    @property
+    def scored(self) -> bool:
+        """Statuses that enter the mutation score's denominator."""
+        return self in (Status.KILLED, Status.TIMEOUT, Status.SURVIVED, Status.NO_COVERAGE)
+
+
+@dataclass(frozen=True)
+class Location:
+    """1-based lines, 0-based columns, as libcst's PositionProvider reports them."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class TextPatch:
+    """Replace ``source[start:end]`` (character offsets) with ``text`` to obtain the mutated file.
+
+    The span covers the whole top-level statement holding the mutation, re-rendered by libcst,
+    so applying a patch never has to reason about indentation.
+    """
+
+    start: int
+    end: int
+    text: str
+
+    def apply(self, source: str) -> str:
+        return source[: self.start] + self.text + source[self.end :]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One injected bug: where it is, what it changes and how to apply it.
+
+    ``id`` is derived from content only (file, enclosing qualified name, operator, original and
+    replacement code, occurrence index), so editing another function leaves it unchanged.
+    ``scope`` is the ``__qualname__`` chain of the enclosing functions/classes, outermost first
+    (``("Agent", "run_turn")``); empty for module-level code.
+    """
+
+    id: str
+    operator: str
+    file: str
+    scope: tuple[str, ...]
+    location: Location
+    original: str
+    replacement: str
+    description: str
+    patch: TextPatch
+    ignored_reason: str | None = None
+
+    @property
+    def qualname(self) -> str:
+        return ".".join(self.scope)
+
+    def mutated_source(self, source: str) -> str:
+        return self.patch.apply(source)
+
+
+@dataclass
+class MutantResult:
+    """What running one mutant produced. ``killed_by``/``covered_by`` are pytest node ids
+    relative to the target root."""
+
+    mutant_id: str
+    status: Status
+    killed_by: list[str] = field(default_factory=list)
+    covered_by: list[str] = field(default_factory=list)
+    tests_run: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    error: str | None = None
+    status_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TestInfo:
+    """One test of the target's suite as the baseline saw it (node id relative to the target root)."""
+
+    nodeid: str
+    duration: float
+    outcome: str = "passed"
+
+    @property
+    def file(self) -> str:
+        return self.nodeid.split("::", 1)[0]
+
+
+@dataclass
+class RunData:
+    """Everything a report needs, loaded from the store: reports never re-run anything."""
+
+    root: str
+    mutants: list[Mutant]
+    results: dict[str, MutantResult]
+    tests: list[TestInfo]
+    sources: dict[str, str]
+
+    def result_of(self, mutant: Mutant) -> MutantResult:
+        return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)
