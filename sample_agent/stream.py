@@ -77,7 +77,6 @@ class _Block:
     partial_json: str = ""
     initial_input: dict[str, Any] = field(default_factory=dict)
     input: dict[str, Any] = field(default_factory=dict)
-    closed: bool = False
 
     def to_content(self) -> dict[str, Any]:
         """The block as the Messages API expects it back in history."""
@@ -122,6 +121,13 @@ def parse_tool_arguments(partial_json: str, initial_input: dict[str, Any]) -> di
     return arguments
 
 
+def _index(event: Mapping[str, Any]) -> int:
+    index = event["index"]
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise StreamProtocolError(f"block index must be an integer, got {index!r}")
+    return index
+
+
 class StreamAssembler:
     """Consumes one attempt's events in order; ``finish()`` yields the message or raises.
 
@@ -129,7 +135,8 @@ class StreamAssembler:
     """
 
     def __init__(self) -> None:
-        self._blocks: dict[int, _Block] = {}
+        self._open: dict[int, _Block] = {}
+        self._closed: dict[int, _Block] = {}
         self.message_id = ""
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
@@ -144,6 +151,14 @@ class StreamAssembler:
         """Apply one raw event. Raises ``StreamError`` for events that make the response unusable."""
         if self.seen_stop:
             return  # at most one finish, and nothing after it counts
+        try:
+            self._apply(event)
+        except (KeyError, TypeError) as exc:
+            # The SDK builds events without validating them: a field missing or of the wrong
+            # shape must fail the attempt, not crash the agent.
+            raise StreamProtocolError(f"malformed {event.get('type')!r} event: {exc!r}") from exc
+
+    def _apply(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
         if kind == "message_start":
             message = event.get("message") or {}
@@ -165,27 +180,31 @@ class StreamAssembler:
         # "ping" and event types newer than this code carry nothing the message needs.
 
     def _start(self, event: Mapping[str, Any]) -> None:
-        index = event["index"]
-        if index in self._blocks:
+        index = _index(event)
+        if index in self._open or index in self._closed:
             return  # a repeated start must not reset a block that already has content
         block = event.get("content_block") or {}
         kind = block.get("type")
         if kind == "text":
-            self._blocks[index] = _Block(index, "text", text=block.get("text", ""))
+            self._open[index] = _Block(index, "text", text=block.get("text", ""))
         elif kind == "tool_use":
-            self._blocks[index] = _Block(
-                index, "tool_use", id=block["id"], name=block["name"], initial_input=dict(block.get("input") or {})
+            self._open[index] = _Block(
+                index,
+                "tool_use",
+                id=block["id"],
+                name=block["name"],
+                initial_input=dict(block.get("input") or {}),
             )
         else:
             raise StreamProtocolError(f"unsupported content block type {kind!r} at index {index}")
 
     def _delta(self, event: Mapping[str, Any]) -> None:
-        index = event["index"]
-        block = self._blocks.get(index)
+        index = _index(event)
+        if index in self._closed:
+            return  # late delta: the first close already fixed this block
+        block = self._open.get(index)
         if block is None:
             raise StreamProtocolError(f"delta for block {index}, which never started")
-        if block.closed:
-            return  # late delta: the first close already fixed this block
         delta = event.get("delta") or {}
         kind = delta.get("type")
         if kind == "text_delta" and block.type == "text":
@@ -196,29 +215,25 @@ class StreamAssembler:
             raise StreamProtocolError(f"{kind!r} delta does not fit the {block.type} block at index {index}")
 
     def _stop(self, event: Mapping[str, Any]) -> None:
-        index = event["index"]
-        block = self._blocks.get(index)
+        index = _index(event)
+        if index in self._closed:
+            return  # first close wins: a repeated stop neither reopens nor rewrites the block
+        block = self._open.pop(index, None)
         if block is None:
             raise StreamProtocolError(f"stop for block {index}, which never started")
-        if block.closed:
-            return  # first close wins
-        block.closed = True
         if block.type == "tool_use":
             block.input = parse_tool_arguments(block.partial_json, block.initial_input)
+        self._closed[index] = block
 
     def finish(self) -> AssembledMessage:
         """The assembled message, or the reason this response cannot be used."""
         if not self.seen_stop:
             raise IncompleteStreamError("stream ended without message_stop")
-        still_open = sorted(index for index, block in self._blocks.items() if not block.closed)
-        if still_open:
-            raise IncompleteStreamError(f"message_stop arrived with blocks {still_open} still open")
+        if self._open:
+            raise IncompleteStreamError(f"message_stop arrived with blocks {sorted(self._open)} still open")
         # The API refuses empty text blocks in history, and they carry nothing anyway.
-        content = [
-            self._blocks[index].to_content()
-            for index in sorted(self._blocks)
-            if self._blocks[index].type == "tool_use" or self._blocks[index].text
-        ]
+        blocks = [self._closed[index] for index in sorted(self._closed)]
+        content = [block.to_content() for block in blocks if block.type == "tool_use" or block.text]
         if not content:
             raise EmptyResponseError("the model returned no content")
         return AssembledMessage(self.message_id, content, self.stop_reason, dict(self.usage))

@@ -24,8 +24,12 @@ STOP_REASONS_TO_OPENAI = {
     "stop_sequence": "stop",
     "refusal": "content_filter",
 }
-_OPENAI_TO_NEUTRAL = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
-                      "content_filter": "refusal"}
+_OPENAI_TO_NEUTRAL = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,21 @@ def _calls(tool_calls: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return calls
 
 
-def ok(text: str | None = "Hello", tool_calls: Iterable[ToolCall] | None = None,
-       stop_reason: str | None = None, delay: float = 0.0) -> Behaviour:
+def ok(
+    text: str | None = "Hello",
+    tool_calls: Iterable[ToolCall] | None = None,
+    stop_reason: str | None = None,
+    delay: float = 0.0,
+) -> Behaviour:
     """A complete, well-formed turn: text and/or tool calls, then the stop marker."""
-    return Behaviour("ok", "ok", text=text, tool_calls=_calls(tool_calls), stop_reason=stop_reason,
-                     delay=_check_delay(delay))
+    return Behaviour(
+        "ok",
+        "ok",
+        text=text,
+        tool_calls=_calls(tool_calls),
+        stop_reason=stop_reason,
+        delay=_check_delay(delay),
+    )
 
 
 def length_stop(text: str | None = "partial", delay: float = 0.0) -> Behaviour:
@@ -114,23 +128,36 @@ def empty(delay: float = 0.0) -> Behaviour:
     return Behaviour("ok", "empty", text=None, delay=_check_delay(delay))
 
 
-def slow(delay: float = 0.05, text: str | None = "Hi",
-         tool_calls: Iterable[ToolCall] | None = None) -> Behaviour:
+def slow(
+    delay: float = 0.05, text: str | None = "Hi", tool_calls: Iterable[ToolCall] | None = None
+) -> Behaviour:
     """A complete turn with ``delay`` seconds between events."""
-    return Behaviour("ok", f"slow(delay={delay})", text=text, tool_calls=_calls(tool_calls),
-                     delay=_check_delay(delay))
+    return Behaviour(
+        "ok", f"slow(delay={delay})", text=text, tool_calls=_calls(tool_calls), delay=_check_delay(delay)
+    )
 
 
-def cut(after: int = 3, text: str | None = "Hello world", reset: bool = False,
-        tool_calls: Iterable[ToolCall] | None = None, delay: float = 0.0) -> Behaviour:
+def cut(
+    after: int = 3,
+    text: str | None = "Hello world",
+    reset: bool = False,
+    tool_calls: Iterable[ToolCall] | None = None,
+    delay: float = 0.0,
+) -> Behaviour:
     """The first ``after`` events of the ok-stream, then the TCP connection closes.
 
     ``reset=False`` closes cleanly (FIN) without the terminating chunk, so an HTTP client sees an
     incomplete body; ``reset=True`` aborts with RST (``SO_LINGER`` 0).
     """
-    return Behaviour("cut", f"cut(after={after}{', reset' if reset else ''})", text=text,
-                     tool_calls=_calls(tool_calls), after=_check_after(after), reset=reset,
-                     delay=_check_delay(delay))
+    return Behaviour(
+        "cut",
+        f"cut(after={after}{', reset' if reset else ''})",
+        text=text,
+        tool_calls=_calls(tool_calls),
+        after=_check_after(after),
+        reset=reset,
+        delay=_check_delay(delay),
+    )
 
 
 def drop(reset: bool = False, delay: float = 0.0) -> Behaviour:
@@ -138,15 +165,19 @@ def drop(reset: bool = False, delay: float = 0.0) -> Behaviour:
     return Behaviour("drop", f"drop({'reset' if reset else 'close'})", reset=reset, delay=_check_delay(delay))
 
 
-def no_stop(text: str | None = "Hi", tool_calls: Iterable[ToolCall] | None = None,
-            delay: float = 0.0) -> Behaviour:
+def no_stop(
+    text: str | None = "Hi", tool_calls: Iterable[ToolCall] | None = None, delay: float = 0.0
+) -> Behaviour:
     """The whole ok-stream minus its end-of-turn marker (``message_stop`` / ``data: [DONE]``),
     ending cleanly: the HTTP body is complete, the turn is not."""
-    return Behaviour("no_stop", "no_stop", text=text, tool_calls=_calls(tool_calls), delay=_check_delay(delay))
+    return Behaviour(
+        "no_stop", "no_stop", text=text, tool_calls=_calls(tool_calls), delay=_check_delay(delay)
+    )
 
 
-def http_error(status: int, headers: Mapping[str, str] | None = None, body: Any = None,
-               delay: float = 0.0) -> Behaviour:
+def http_error(
+    status: int, headers: Mapping[str, str] | None = None, body: Any = None, delay: float = 0.0
+) -> Behaviour:
     """An HTTP error status with ``headers`` (e.g. ``retry-after``, ``retry-after-ms``).
 
     ``body`` None gives the dialect's JSON error shape; a dict is sent as JSON, str/bytes verbatim.
@@ -155,19 +186,33 @@ def http_error(status: int, headers: Mapping[str, str] | None = None, body: Any 
     if not isinstance(status, int) or not 400 <= status <= 599:
         raise ValueError(f"http_error status must be 400..599, got {status!r}")
     pairs = tuple((str(k), str(v)) for k, v in (headers or {}).items())
-    return Behaviour("http_error", f"http_error({status})", status=status, headers=pairs, body=body,
-                     delay=_check_delay(delay))
+    return Behaviour(
+        "http_error",
+        f"http_error({status})",
+        status=status,
+        headers=pairs,
+        body=body,
+        delay=_check_delay(delay),
+    )
 
 
-def error_event(after: int = 2, error_type: str = "overloaded_error", text: str | None = "Hi",
-                delay: float = 0.0) -> Behaviour:
+def error_event(
+    after: int = 2, error_type: str = "overloaded_error", text: str | None = "Hi", delay: float = 0.0
+) -> Behaviour:
     """``after`` events of the ok-stream, then an in-stream error event, then a clean end."""
-    return Behaviour("error_event", f"error_event(after={after}, {error_type})", text=text,
-                     after=_check_after(after), error_type=error_type, delay=_check_delay(delay))
+    return Behaviour(
+        "error_event",
+        f"error_event(after={after}, {error_type})",
+        text=text,
+        after=_check_after(after),
+        error_type=error_type,
+        delay=_check_delay(delay),
+    )
 
 
-def stall(seconds: float | None = None, after: int = 0, text: str | None = "Hi",
-          delay: float = 0.0) -> Behaviour:
+def stall(
+    seconds: float | None = None, after: int = 0, text: str | None = "Hi", delay: float = 0.0
+) -> Behaviour:
     """``after`` events, then silence for ``seconds``, then the rest of the ok-stream.
 
     ``seconds=None`` stalls until the client goes away or the server closes. The status line and
@@ -175,15 +220,27 @@ def stall(seconds: float | None = None, after: int = 0, text: str | None = "Hi",
     """
     if seconds is not None and seconds < 0:
         raise ValueError(f"stall seconds must be >= 0 or None, got {seconds!r}")
-    return Behaviour("stall", f"stall(seconds={seconds}, after={after})", text=text, seconds=seconds,
-                     after=_check_after(after), delay=_check_delay(delay))
+    return Behaviour(
+        "stall",
+        f"stall(seconds={seconds}, after={after})",
+        text=text,
+        seconds=seconds,
+        after=_check_after(after),
+        delay=_check_delay(delay),
+    )
 
 
 def malformed(after: int = 2, text: str | None = "Hi", resume: bool = False, delay: float = 0.0) -> Behaviour:
     """``after`` events, then one ``data:`` line that is not JSON, then a clean end
     (``resume=True``: the rest of the ok-stream follows the bad line)."""
-    return Behaviour("malformed", f"malformed(after={after})", text=text, after=_check_after(after),
-                     resume=resume, delay=_check_delay(delay))
+    return Behaviour(
+        "malformed",
+        f"malformed(after={after})",
+        text=text,
+        after=_check_after(after),
+        resume=resume,
+        delay=_check_delay(delay),
+    )
 
 
 def endless(text: str = "tick ", delay: float = 0.01, max_events: int | None = None) -> Behaviour:

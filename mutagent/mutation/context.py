@@ -2,51 +2,177 @@
 
 Operators match by meaning, not by spelling: ``qualified_names`` resolves aliases
 (``from httpx2 import RemoteProtocolError as RPE`` -> ``httpx2.RemoteProtocolError``) through
-libcst's ``QualifiedNameProvider``; ``findall`` runs declarative matchers over a node index built
-in a single walk, so twenty operators do not walk the tree twenty times.
+libcst's scope analysis (what ``QualifiedNameProvider`` reports, resolved on demand);
+``findall`` and ``descendants`` run declarative matchers over a node index built in a single
+walk, so twenty operators do not walk the tree twenty times.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
+from typing import Any, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    QualifiedNameProvider,
-)
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodeRange, MetadataWrapper, Scope, ScopeProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # libcst's notion of a line break (str.splitlines has more)
+
+T = TypeVar("T")
+_MISSING: Any = object()
 
 
-class _Indexer(cst.CSTVisitor):
-    """Collects every node in document order, grouped by type, and each node's parent.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+# (node type, fields holding nodes in this instance) -> those fields in document order, or None
+# when libcst's own child list cannot be mapped onto fields (then ``node.children`` is used).
+_CHILD_ORDER: dict[tuple[type, tuple[str, ...]], tuple[str, ...] | None] = {}
 
-    Doing this in one walk is several times cheaper than resolving ``ParentNodeProvider``,
-    which walks the tree again through libcst's metadata machinery.
+
+def _learn_child_order(node: cst.CSTNode, present: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Document order of ``present`` fields, read once from libcst's (slow) ``children``."""
+    owner = {}
+    for name in present:
+        value = getattr(node, name)
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            owner[id(item)] = name
+    order: list[str] = []
+    for child in node.children:
+        name = owner.get(id(child))
+        if name is None:
+            return None
+        if not order or order[-1] != name:
+            if name in order:  # one field's items interleaved with another's: not a field order
+                return None
+            order.append(name)
+    return tuple(order)
+
+
+def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """``node.children`` in the same (document) order, without libcst's visitor machinery.
+
+    ``CSTNode.children`` re-runs ``_visit_and_replace_children`` for every node, which made
+    indexing a file cost as much as parsing it. Dataclass field order is not document order
+    (``FunctionDef`` lists ``decorators`` after ``body``), so the order of each type's fields
+    is learnt from ``children`` the first time a type shows up with a given set of non-empty
+    fields, and reused for every later node of that shape (in every file).
+    """
+    node_type = type(node)
+    names = _FIELD_NAMES.get(node_type)
+    if names is None:
+        names = _FIELD_NAMES[node_type] = tuple(f.name for f in dataclasses.fields(node))
+    present = tuple(
+        name
+        for name in names
+        if isinstance(value := getattr(node, name), cst.CSTNode)
+        or (isinstance(value, (list, tuple)) and value)
+    )
+    key = (node_type, present)
+    try:
+        order = _CHILD_ORDER[key]
+    except KeyError:
+        order = _CHILD_ORDER[key] = _learn_child_order(node, present)
+    if order is None:
+        return node.children
+    result: list[cst.CSTNode] = []
+    for name in order:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            result.append(value)
+        else:
+            result.extend(value)
+    return result
+
+
+class _Index:
+    """Every node in document (pre-)order, grouped by type, each node's parent, and each
+    subtree's extent in that order (a subtree is the slice ``ordered[start:end[node]]``).
+
+    One iterative walk; resolving ``ParentNodeProvider`` would walk the tree again through
+    libcst's metadata machinery, and ``m.findall`` once more for every ``descendants`` call.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, module: cst.Module) -> None:
         self.by_type: dict[type, list[cst.CSTNode]] = defaultdict(list)
         self.ordered: list[cst.CSTNode] = []
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._stack: list[cst.CSTNode] = []
+        self.start: dict[cst.CSTNode, int] = {}
+        self.end: dict[cst.CSTNode, int] = {}
+        ordered, by_type, parents, start, end = self.ordered, self.by_type, self.parents, self.start, self.end
+        leave = object()
+        stack: list[object] = [module]
+        while stack:
+            node = stack.pop()
+            if node is leave:
+                end[stack.pop()] = len(ordered)  # type: ignore[index]
+                continue
+            start[node] = len(ordered)  # type: ignore[index]
+            ordered.append(node)  # type: ignore[arg-type]
+            by_type[type(node)].append(node)  # type: ignore[arg-type]
+            stack.append(node)
+            stack.append(leave)
+            children = _children(node)  # type: ignore[arg-type]
+            for child in reversed(children):
+                parents[child] = node  # type: ignore[assignment]
+                stack.append(child)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.by_type[type(node)].append(node)
-        self.ordered.append(node)
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        return True
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
+class _PositionSink:
+    """Stands in for the metadata provider libcst's position-recording codegen state writes to."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+class _SpanRecorder(PositionProvidingCodegenState):
+    """One rendering of the module that yields both libcst's positions and character spans.
+
+    ``PositionProvider`` is itself a codegen pass with this state; extending it to also count
+    characters gives every node's exact span in the text (so a mutation can be spliced into
+    the original instead of re-rendering its statement) at no extra walk.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=_PositionSink(),  # type: ignore[arg-type]
+        )
+        self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+        self._char_stack: list[int] = []
+        self._length = 0
+
+    @property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        return self.provider._computed  # type: ignore[attr-defined]
+
+    def add_indent_tokens(self) -> None:
+        super().add_indent_tokens()
+        for token in self.indent_tokens:
+            self._length += len(token)
+
+    def add_token(self, value: str) -> None:
+        super().add_token(value)
+        self._length += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        if self.tokens:
+            self._length -= len(self.tokens[-1])
+        super().pop_trailing_newline()
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        super().before_codegen(node)
+        self._char_stack.append(self._length)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        super().after_codegen(node)
+        self.spans[node] = (self._char_stack.pop(), self._length)
 
 
 def _node_type_of(matcher: object) -> type | None:
@@ -66,24 +192,96 @@ class SourceContext:
         self.path = path
         self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module: cst.Module = self.wrapper.module
-        indexer = _Indexer()
-        self.module.visit(indexer)
-        self._by_type = indexer.by_type
-        self._ordered = indexer.ordered
-        self._parents = indexer.parents
+        index = _Index(self.module)
+        self._by_type = index.by_type
+        self._ordered = index.ordered
+        self._parents = index.parents
+        self._start = index.start
+        self._end = index.end
+        self._memo: dict[object, Any] = {}
+        self._qualified_cache: dict[cst.CSTNode, frozenset[str]] = {}
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """Memoise per-file work shared by several operators (a family's eligible nodes, a
+        vocabulary lookup ...): the first caller computes it, the others reuse it."""
+        value = self._memo.get(key, _MISSING)
+        if value is _MISSING:  # not try/except: a failing compute() would chain KeyErrors
+            value = self._memo[key] = compute()
+        return value
 
     # -- metadata -------------------------------------------------------------------------
     @cached_property
-    def _positions(self) -> dict[cst.CSTNode, CodeRange]:
-        return self.wrapper.resolve(PositionProvider)
+    def _rendering(self) -> _SpanRecorder:
+        state = _SpanRecorder(self.module)
+        self.module._codegen(state)
+        return state
 
     @cached_property
-    def _qualified(self) -> dict:
+    def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        # Exactly PositionProvider's result (same codegen state), from the pass that also
+        # records character spans; resolving PositionProvider separately would render twice.
+        return self._rendering.positions
+
+    @cached_property
+    def _scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
         # Scope analysis is the most expensive metadata: resolved only if an operator asks.
-        return self.wrapper.resolve(QualifiedNameProvider)
+        # We ask ScopeProvider directly: QualifiedNameProvider is nothing but another full walk
+        # that stores ``scope.get_qualified_names_for(node)`` lazily for every node, which
+        # doubled the cost of the first qualified_names() call in a file.
+        return self.wrapper.resolve(ScopeProvider)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self._positions[node]
+
+    # -- text spans ---------------------------------------------------------------------
+    @cached_property
+    def _spans(self) -> dict[cst.CSTNode, tuple[int, int]] | None:
+        """Character span of every node's rendering in ``source``; None if libcst's rendering
+        of the module is not byte-identical to the file (never seen, but then nothing is
+        spliced and generation re-renders whole statements instead)."""
+        state = self._rendering
+        if "".join(state.tokens) != self.source:
+            return None
+        return state.spans
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """``(start, end)`` such that ``source[start:end]`` is ``node`` as written, including
+        its parentheses, owned whitespace and (inside blocks) indentation; None for a node that
+        is not part of this file.
+
+        The end of the file's last statement may exceed ``len(source)`` when the file has no
+        trailing newline (libcst renders one and then drops it).
+        """
+        spans = self._spans
+        return spans.get(node) if spans is not None else None
+
+    def indent_tokens(self, node: cst.CSTNode) -> list[str]:
+        """The indentation libcst adds at line starts where ``node`` is rendered: one token per
+        enclosing block (and per ``match`` whose cases hold it), outermost first."""
+        tokens: list[str] = []
+        child = node
+        for parent in self.ancestors(node):
+            in_cases = isinstance(parent, cst.Match) and any(
+                c is child for c in (*parent.cases, *parent.footer)
+            )
+            if isinstance(parent, cst.IndentedBlock) or in_cases:
+                indent = parent.indent  # type: ignore[union-attr]
+                tokens.append(self.module.default_indent if indent is None else indent)
+            child = parent
+        tokens.reverse()
+        return tokens
+
+    def code_in_place(self, anchor: cst.CSTNode, node: cst.CSTNode | None = None) -> str:
+        """``node`` (default: ``anchor``) rendered as it would be at ``anchor``'s place, with the
+        enclosing blocks' indentation on its continuation lines. ``code()`` renders a node at
+        column 0, which differs from the file for any multi-line node inside a block."""
+        state = CodegenState(
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline,
+            indent_tokens=self.indent_tokens(anchor),
+        )
+        (anchor if node is None else node)._codegen(state)
+        return "".join(state.tokens)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)
@@ -104,10 +302,22 @@ class SourceContext:
         """
         if isinstance(node, cst.Call):
             node = node.func
-        names = self._qualified.get(node, set())
-        return {q.name.lstrip(".") for q in names}
+        cached = self._qualified_cache.get(node)
+        if cached is None:
+            # Exactly what QualifiedNameProvider would give for this node, computed on demand.
+            scope = self._scopes.get(node)
+            names = scope.get_qualified_names_for(node) if scope is not None else ()
+            cached = self._qualified_cache[node] = frozenset(q.name.lstrip(".") for q in names)
+        return set(cached)
 
     # -- matching -------------------------------------------------------------------------
+    def nodes_in_order(self) -> list[cst.CSTNode]:
+        """Every node of the file in document (pre-)order: a parent always precedes its children.
+
+        The list is shared, not copied: do not mutate it.
+        """
+        return self._ordered
+
     def nodes(self, node_type: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Every node of exactly this type, in document order."""
         return list(self._by_type.get(node_type, ()))
@@ -122,8 +332,20 @@ class SourceContext:
         return m.matches(node, matcher, metadata_resolver=self.wrapper)
 
     def descendants(self, node: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
-        """Nodes under ``node`` (itself included) that match ``matcher``."""
-        return list(m.findall(node, matcher, metadata_resolver=self.wrapper))
+        """Nodes under ``node`` (itself included) that match ``matcher``, in document order.
+
+        A subtree is a slice of the node index, so this costs a scan of that slice instead of a
+        libcst visitor walk per call; nodes that are not part of this file (a replacement built
+        by an operator) fall back to ``m.findall``.
+        """
+        start = self._start.get(node)
+        if start is None or self._ordered[start] is not node:
+            return list(m.findall(node, matcher, metadata_resolver=self.wrapper))
+        subtree = self._ordered[start : self._end[node]]
+        node_type = _node_type_of(matcher)
+        if node_type is not None:  # matchers compare the class exactly, so this filter is exact
+            subtree = [n for n in subtree if type(n) is node_type]
+        return [n for n in subtree if m.matches(n, matcher, metadata_resolver=self.wrapper)]
 
     # -- structure ------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -143,14 +365,33 @@ class SourceContext:
         return None
 
     def scope_of(self, node: cst.CSTNode) -> tuple[str, ...]:
-        """The ``__qualname__`` chain of the defs/classes enclosing ``node``, outermost first.
+        """The ``__qualname__`` chain of the function/class whose code object holds ``node``.
 
         Functions nested in functions get Python's ``<locals>`` marker, so the joined result is
-        exactly the ``__qualname__`` the interpreter gives the enclosing function.
+        exactly the ``__qualname__`` the interpreter gives the enclosing function. Decorators,
+        parameter defaults and annotations, return annotations and class bases are evaluated
+        where the ``def``/``class`` statement runs, so they belong to the enclosing scope: a
+        mutated default value changes the module's (or outer function's) code, not the
+        function's. A def or class itself is its own scope.
         """
-        chain = [p for p in self.ancestors(node) if isinstance(p, _DEF_TYPES)]
-        if isinstance(node, _DEF_TYPES):
-            chain.insert(0, node)
+        chain: list[cst.CSTNode] = [node] if isinstance(node, _DEF_TYPES) else []
+        child = node
+        evaluated_outside = False  # crossed a Param's default or annotation on the way up
+        for parent in self.ancestors(node):
+            if isinstance(parent, cst.Param) and (child is parent.default or child is parent.annotation):
+                evaluated_outside = True
+            elif isinstance(parent, cst.FunctionDef):
+                inside = child is parent.body or child is parent.name
+                if child is parent.params and not evaluated_outside:
+                    inside = True
+                if inside:
+                    chain.append(parent)
+                evaluated_outside = False
+            elif isinstance(parent, cst.ClassDef):
+                if child is parent.body or child is parent.name:
+                    chain.append(parent)
+                evaluated_outside = False
+            child = parent
         chain.reverse()
         parts: list[str] = []
         for i, definition in enumerate(chain):

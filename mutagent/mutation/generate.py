@@ -1,17 +1,19 @@
 """From source files to :class:`~mutagent.model.Mutant` objects.
 
 Each operator's :class:`Mutation` names one node and its replacement. Turning that into an exact
-mutated file must be cheap (hundreds of mutants per second) and exact, so instead of
-``deep_replace`` over the whole module (a full tree transform per mutant) we rebuild only the
-path from the node up to its top-level statement (``with_changes`` on each ancestor) and
-re-render that one statement. The resulting :class:`TextPatch` replaces the statement's span in
-the original text, which stays byte-identical everywhere else.
+mutated file must be cheap (thousands of mutants per second) and exact. Instead of
+``deep_replace`` over the whole module (a full tree transform per mutant), the file is rendered
+once with every node's character span recorded (``SourceContext.span``); a mutant's text is the
+enclosing top-level statement as written, with the node's span replaced by the replacement
+rendered in place. The resulting :class:`TextPatch` replaces that statement's span, so the file
+stays byte-identical everywhere else.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,19 +24,23 @@ from mutagent.errors import UsageError
 from mutagent.model import Location, Mutant, TextPatch
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Mutation, Operator
-from mutagent.mutation.suppress import Directive, directives_by_line
+from mutagent.mutation.suppress import Directive, directives_by_line, parse_directive
 
 _BLOCK_HEADERS = (
     cst.FunctionDef,
     cst.ClassDef,
     cst.If,
+    cst.Else,
     cst.For,
     cst.While,
     cst.With,
     cst.Try,
     cst.TryStar,
     cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
     cst.Match,
+    cst.MatchCase,
 )
 
 
@@ -52,86 +58,204 @@ def _replace_child(parent: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> c
     return parent.with_changes(**changes)
 
 
-class _StatementSpans:
-    """Character spans of each top-level statement, so one statement can be re-rendered alone."""
+_KWARG_CACHE: dict[type, bool] = {}
+
+
+def _needs_parent(node_type: type) -> bool:
+    """Whether a node's rendering depends on its parent (``elif``/``if``, a default comma or
+    semicolon, an annotation's ``:``/``->``): libcst passes those as codegen keyword arguments,
+    so such a node cannot be rendered alone exactly and is rendered through its parent."""
+    needs = _KWARG_CACHE.get(node_type)
+    if needs is None:
+        parameters = inspect.signature(node_type._codegen_impl).parameters  # type: ignore[attr-defined]
+        needs = _KWARG_CACHE[node_type] = len(parameters) > 2  # more than (self, state)
+    return needs
+
+
+class _Patcher:
+    """Turns mutations of one file into exact :class:`TextPatch` objects.
+
+    The patch always spans the whole top-level statement holding the mutation. Its text is the
+    statement as written, with the span of the mutated node (or of its nearest ancestor that
+    renders on its own, see :func:`_needs_parent`) replaced by that node rebuilt with the
+    replacement and rendered in place, with the enclosing blocks' indentation. That is exactly
+    what re-rendering the rebuilt statement would print, without rendering a 500-line class
+    once per mutant. Re-rendering the statement remains the fallback for a node without a
+    known span (the end of a file without a trailing newline).
+    """
 
     def __init__(self, ctx: SourceContext) -> None:
-        module = ctx.module
-        offset = sum(len(module.code_for_node(line)) for line in module.header)
-        self.spans: dict[int, tuple[int, int]] = {}
-        for statement in module.body:
-            length = len(module.code_for_node(statement))
-            self.spans[id(statement)] = (offset, offset + length)
-            offset += length
-        footer = sum(len(module.code_for_node(line)) for line in module.footer)
-        # libcst renders the module exactly; if the pieces do not add up (odd trailing-newline
-        # cases) fall back to re-rendering the whole module, slower but still exact.
-        self.exact = offset + footer == len(ctx.source) and module.code == ctx.source
+        self.ctx = ctx
 
-    def patch(self, ctx: SourceContext, mutation: Mutation) -> TextPatch:
-        top = ctx.top_level_statement(mutation.node)
-        current_old, current_new = mutation.node, mutation.replacement
-        if current_old is not top:
-            for parent in ctx.ancestors(mutation.node):
-                rebuilt = _replace_child(parent, current_old, current_new)
-                current_old, current_new = parent, rebuilt
-                if parent is top:
-                    break
-        if self.exact:
-            start, end = self.spans[id(top)]
-            return TextPatch(start, end, ctx.module.code_for_node(current_new))
-        body = [current_new if stmt is top else stmt for stmt in ctx.module.body]
-        return TextPatch(0, len(ctx.source), ctx.module.with_changes(body=body).code)
+    def _rebuild(self, node: cst.CSTNode, replacement: cst.CSTNode, up_to: cst.CSTNode) -> cst.CSTNode:
+        """``up_to`` (an ancestor of ``node``, or ``node``) with ``node`` replaced."""
+        current_old, current_new = node, replacement
+        if current_old is up_to:
+            return current_new
+        for parent in self.ctx.ancestors(node):
+            current_new = _replace_child(parent, current_old, current_new)
+            current_old = parent
+            if parent is up_to:
+                break
+        return current_new
+
+    def original_text(self, node: cst.CSTNode) -> str:
+        """``node`` as written in the file (as rendered alone when its span is unknown)."""
+        span = self.ctx.span(node)
+        if span is not None and span[1] <= len(self.ctx.source):
+            return self.ctx.source[span[0] : span[1]]
+        return self.ctx.code(node)
+
+    def patch(self, mutation: Mutation) -> tuple[TextPatch, str]:
+        """The patch, and the replacement's text as it reads in the file (for display and ids;
+        rendered alone when the node needs its parent to render exactly)."""
+        ctx, source = self.ctx, self.ctx.source
+        node = mutation.node
+        top = ctx.top_level_statement(node)
+        top_span = ctx.span(top)
+        anchor = node
+        while anchor is not top and _needs_parent(type(anchor)):
+            anchor = ctx.parent(anchor)  # type: ignore[assignment]
+        anchor_span = ctx.span(anchor)
+        if top_span is not None and anchor_span is not None and top_span[1] <= len(source):
+            rebuilt = self._rebuild(node, mutation.replacement, anchor)
+            (start, end), (a, b) = top_span, anchor_span
+            rendered = ctx.code_in_place(anchor, rebuilt)
+            text = source[start:a] + rendered + source[b:end]
+            if anchor is not node:
+                rendered = ctx.module.code_for_node(mutation.replacement)
+            return TextPatch(start, end, text), rendered
+        replacement = ctx.module.code_for_node(mutation.replacement)
+        rebuilt = self._rebuild(node, mutation.replacement, top)
+        if top_span is not None:
+            start, end = top_span
+            text = ctx.module.code_for_node(rebuilt)
+            if end > len(source):  # last statement of a file without a trailing newline
+                text = text.removesuffix(ctx.module.default_newline)
+                end = len(source)
+            return TextPatch(start, end, text), replacement
+        body = [rebuilt if stmt is top else stmt for stmt in ctx.module.body]
+        return TextPatch(0, len(source), ctx.module.with_changes(body=body).code), replacement
 
 
 def _normalise(code: str) -> str:
     return " ".join(code.split())
 
 
-def mutant_id(file: str, scope: tuple[str, ...], operator: str, original: str, replacement: str, n: int) -> str:
-    """Content-derived id: unchanged by edits anywhere outside the mutated construct's function."""
-    key = "\x00".join([file, ".".join(scope), operator, _normalise(original), _normalise(replacement), str(n)])
+def mutant_id(
+    file: str, scope: tuple[str, ...], operator: str, original: str, replacement: str, n: int
+) -> str:
+    """Content-derived id: unchanged by edits anywhere outside the mutated construct's function.
+
+    ``n`` numbers identical (scope, operator, original, replacement) occurrences in document
+    order, so two ``retries + 1`` in one function still get distinct ids.
+    """
+    parts = [file, ".".join(scope), operator, _normalise(original), _normalise(replacement), str(n)]
+    key = "\x00".join(parts)
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
+def _common_length(a: str, b: str, *, from_end: bool) -> int:
+    """Length of the common prefix (or suffix) of ``a`` and ``b``, by binary search over slice
+    comparisons: statements are long and differ in a few characters."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        same = a[len(a) - middle :] == b[len(b) - middle :] if from_end else a[:middle] == b[:middle]
+        if same:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _changed_lines(ctx: SourceContext, patch: TextPatch) -> range:
+    """The lines of the original text the patch actually rewrites.
+
+    A directive suppresses mutants on its line; a mutation anchored on a multi-line node (a
+    ``match`` losing one ``case``, a call losing one argument) should only be suppressed by a
+    directive on the lines it removes or rewrites, as mutmut does, not by one anywhere in it.
+    """
+    before = ctx.source[patch.start : patch.end]
+    after = patch.text
+    prefix = _common_length(before, after, from_end=False)
+    limit = min(len(before), len(after)) - prefix
+    suffix = min(_common_length(before, after, from_end=True), limit)
+    first = ctx.source.count("\n", 0, patch.start + prefix)
+    last = ctx.source.count("\n", 0, patch.start + max(prefix, len(before) - suffix - 1))
+    return range(first + 1, last + 2)
+
+
+def _header_comment(block: cst.CSTNode) -> cst.Comment | None:
+    """The comment after a block header's colon (``if x:  # here``), wherever that line is."""
+    body = getattr(block, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        return body.header.comment
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.trailing_whitespace.comment
+    if isinstance(block, cst.Match):
+        return block.whitespace_after_colon.comment
+    return None
+
+
 def _suppression(
-    ctx: SourceContext, node: cst.CSTNode, operator: str, directives: dict[int, Directive]
+    ctx: SourceContext,
+    node: cst.CSTNode,
+    operator: str,
+    directives: dict[int, Directive],
+    patch: TextPatch,
 ) -> str | None:
+    """Why this mutant is Ignored, or None: a directive on a changed line, on the first line or
+    in the trailing comment of an enclosing statement, or on an enclosing block's header."""
     if not directives:
         return None
-    position = ctx.position(node)
-    lines = set(range(position.start.line, position.end.line + 1))
+    lines = set(_changed_lines(ctx, patch))
+    comments: list[cst.Comment] = []
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.SimpleStatementLine | cst.BaseSmallStatement):
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            lines.add(ctx.position(ancestor).start.line)
+            if ancestor.trailing_whitespace.comment:
+                comments.append(ancestor.trailing_whitespace.comment)
+        elif isinstance(ancestor, cst.BaseSmallStatement):
             lines.add(ctx.position(ancestor).start.line)
         elif isinstance(ancestor, _BLOCK_HEADERS):
             header = ancestor.name if isinstance(ancestor, cst.FunctionDef | cst.ClassDef) else ancestor
             lines.add(ctx.position(header).start.line)
+            comment = _header_comment(ancestor)
+            if comment:
+                comments.append(comment)
     for line in sorted(lines):
         directive = directives.get(line)
+        if directive and directive.applies_to(operator):
+            return directive.reason
+    for comment in comments:
+        directive = parse_directive(comment.value)
         if directive and directive.applies_to(operator):
             return directive.reason
     return None
 
 
 def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -> list[Mutant]:
-    """All mutants the given operators produce for one file's text (``file`` is only a label)."""
+    """All mutants the given operators produce for one file's text (``file`` is only a label).
+
+    Raises :class:`UsageError` naming the file when it cannot be parsed.
+    """
     try:
         ctx = SourceContext(source, file)
     except cst.ParserSyntaxError as exc:
         raise UsageError(f"{file}: cannot parse: {str(exc).splitlines()[0]}") from exc
-    spans = _StatementSpans(ctx)
+    patcher = _Patcher(ctx)
     directives = directives_by_line(source)
     mutants: list[Mutant] = []
     seen: Counter[tuple] = Counter()
     for operator in operators:
         produced: set[tuple[int, str]] = set()
         for mutation in operator.find(ctx):
-            original = ctx.code(mutation.node)
-            replacement = ctx.module.code_for_node(mutation.replacement)
-            if original == replacement or (id(mutation.node), replacement) in produced:
-                continue
-            produced.add((id(mutation.node), replacement))
+            patch, replacement = patcher.patch(mutation)
+            if patch.text == source[patch.start : patch.end] or (id(mutation.node), patch.text) in produced:
+                continue  # a no-op, or the same mutated file this operator already produced here
+            produced.add((id(mutation.node), patch.text))
+            original = patcher.original_text(mutation.node)
             scope = ctx.scope_of(mutation.node)
             key = (scope, operator.name, _normalise(original), _normalise(replacement))
             occurrence = seen[key]
@@ -149,8 +273,8 @@ def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -
                     original=original,
                     replacement=replacement,
                     description=mutation.description,
-                    patch=spans.patch(ctx, mutation),
-                    ignored_reason=_suppression(ctx, mutation.node, operator.name, directives),
+                    patch=patch,
+                    ignored_reason=_suppression(ctx, mutation.node, operator.name, directives, patch),
                 )
             )
     mutants.sort(key=lambda mu: (mu.location.start_line, mu.location.start_col, mu.operator, mu.id))

@@ -7,7 +7,7 @@ not installed here, so an unknown name yields empty strings instead of an error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class OperatorInfo:
     failure: str = ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def operator_info(name: str) -> OperatorInfo:
     """Hint and description of operator ``name``; empty fields if it is unknown or the registry fails."""
     try:

@@ -117,7 +117,9 @@ def format_score(score: float | None) -> str:
 
 def sorted_mutants(mutants: list[Mutant]) -> list[Mutant]:
     """Stable reading order: file, then position, then operator."""
-    return sorted(mutants, key=lambda m: (m.file, m.location.start_line, m.location.start_col, m.operator, m.id))
+    return sorted(
+        mutants, key=lambda m: (m.file, m.location.start_line, m.location.start_col, m.operator, m.id)
+    )
 
 
 def undetected_mutants(run_data: RunData) -> list[Mutant]:

@@ -1,0 +1,1 @@
+"""A small generic target for benchmarks: plain, async and decorated functions with a suite."""

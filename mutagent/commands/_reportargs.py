@@ -1,0 +1,70 @@
+"""Arguments shared by the commands that read a finished run (report, show, apply).
+
+Also holds the argparse types for the gate thresholds, so ``run`` (engine) can reuse them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def percentage(text: str) -> float:
+    """argparse type for ``--fail-under``: a number from 0 to 100 (a trailing % is accepted)."""
+    try:
+        value = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage such as 80, not {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, not {text}")
+    return value
+
+
+def count(text: str) -> int:
+    """argparse type for ``--max-survived``: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number such as 0, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, not {value}")
+    return value
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """``[PATH]`` (the target whose store to read) and ``--from REPORT.json``."""
+    parser.add_argument(
+        "path", nargs="?", default=".", metavar="PATH", help="the target project (default: .)"
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_json",
+        metavar="REPORT.json",
+        help="read a JSON report (e.g. merged CI shards) instead of PATH's result store",
+    )
+
+
+def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-under",
+        type=percentage,
+        metavar="SCORE",
+        help="exit 1 when the mutation score (percent) is below SCORE",
+    )
+    parser.add_argument(
+        "--max-survived",
+        type=count,
+        metavar="N",
+        help="exit 1 when more than N mutants go undetected (Survived + NoCoverage)",
+    )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="FILE", help="write the mutation-testing-report-schema JSON report")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per mutant)")
+    parser.add_argument(
+        "--group-by",
+        choices=("operator", "file"),
+        default="operator",
+        help="group the kill matrix columns by operator (default) or by file",
+    )

@@ -1,0 +1,169 @@
+"""``mutagent run`` settings: command-line flags over ``[tool.mutagent]`` in the target's pyproject.
+
+Every key is validated here, once, so that a typo in CI configuration is one clear line naming
+the key (exit 2) instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutagent.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+@dataclass
+class EngineConfig:
+    """Everything the engine needs to know about one run."""
+
+    root: Path
+    paths: list[str] = field(default_factory=list)
+    tests: list[str] | None = None
+    operators: str = "agent"
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    timeout_factor: float = 2.0
+    timeout_constant: float = 1.0
+    fast: bool = False
+    exclude_flaky: bool = False
+    pass_env: list[str] = field(default_factory=list)
+    fail_under: float | None = None
+    max_survived: int | None = None
+
+
+def _string_list(key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise UsageError(f"{key} must be a string or a list of strings, not {value!r}")
+
+
+def _tests(key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        try:
+            args = shlex.split(value)
+        except ValueError as exc:
+            raise UsageError(f"{key}: cannot split {value!r}: {exc}") from exc
+    else:
+        args = _string_list(key, value)
+    if not args:
+        raise UsageError(f"{key} must select at least one test path or option")
+    return args
+
+
+def _operators(key: str, value: Any) -> str:
+    if isinstance(value, list):
+        value = ",".join(_string_list(key, value))
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{key} must be a family (agent, generic, all) or a comma list of operator names")
+    return value
+
+
+def _positive_int(key: str, value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"{key} must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def _number(minimum: float, strict: bool) -> Callable[[str, Any], float]:
+    def parse(key: str, value: Any) -> float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+        if ok and (value > minimum if strict else value >= minimum) and value != float("inf"):
+            return float(value)
+        bound = f"greater than {minimum:g}" if strict else f"at least {minimum:g}"
+        raise UsageError(f"{key} must be a number {bound}, not {value!r}")
+
+    return parse
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise UsageError(f"{key} must be true or false, not {value!r}")
+
+
+def _count(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{key} must be a whole number of at least 0, not {value!r}")
+    return value
+
+
+def _percent(key: str, value: Any) -> float:
+    score = _number(0.0, strict=False)(key, value)
+    if score > 100:
+        raise UsageError(f"{key} must be a percentage between 0 and 100, not {value!r}")
+    return score
+
+
+# pyproject key (kebab-case, as on the command line) -> (EngineConfig field, parser)
+KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
+    "paths": ("paths", _string_list),
+    "tests": ("tests", _tests),
+    "operators": ("operators", _operators),
+    "workers": ("workers", _positive_int),
+    "timeout-factor": ("timeout_factor", _number(0.0, strict=True)),
+    "timeout-constant": ("timeout_constant", _number(0.0, strict=False)),
+    "fast": ("fast", _bool),
+    "exclude-flaky": ("exclude_flaky", _bool),
+    "pass-env": ("pass_env", _string_list),
+    "fail-under": ("fail_under", _percent),
+    "max-survived": ("max_survived", _count),
+}
+
+# Keys other commands read from the same table; ``run`` accepts them without using them.
+FOREIGN_KEYS: set[str] = {"json", "html", "junit", "report", "reports", "since", "shard"}
+
+
+def read_pyproject(root: Path) -> dict[str, Any]:
+    """The ``[tool.mutagent]`` table of ``root/pyproject.toml`` ({} when absent)."""
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read TOML: {exc}") from exc
+    table = data.get("tool", {}).get("mutagent", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.mutagent] must be a table")
+    return table
+
+
+def build_config(root: Path, cli: Mapping[str, Any]) -> EngineConfig:
+    """Merge ``[tool.mutagent]`` (validated key by key) with command-line values (``None`` = not given)."""
+    config = EngineConfig(root=root)
+    for raw_key, value in read_pyproject(root).items():
+        key = raw_key.replace("_", "-")
+        if key in FOREIGN_KEYS:
+            continue
+        if key not in KEYS:
+            known = ", ".join(sorted(KEYS))
+            raise UsageError(f"unknown key {raw_key!r} in [tool.mutagent] of {root / 'pyproject.toml'} "
+                             f"(known keys: {known})")
+        name, parse = KEYS[key]
+        setattr(config, name, parse(f"[tool.mutagent] {raw_key}", value))
+    for key, (name, parse) in KEYS.items():
+        value = cli.get(name)
+        if value is None or value == []:
+            continue
+        if isinstance(value, bool) and not value:
+            continue
+        setattr(config, name, parse(f"--{key}", value))
+    return config

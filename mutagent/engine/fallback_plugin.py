@@ -1,0 +1,101 @@
+"""pytest plugin for mutants only a fresh import can apply (module level, class bodies ...).
+
+Loaded with ``-p`` into a fresh ``python -m pytest <node ids>`` started by a worker. At import it
+puts a finder first on ``sys.meta_path`` that loads the one mutated module from the source text
+in ``MUTAGENT_FALLBACK``'s JSON (in memory, under the copy's path): mutated code is never written
+to disk. It records whether the mutated module really was imported, and each test's outcome.
+
+A collection error in a selected test module means the mutant broke the import of the tests
+(the baseline proved they import cleanly unmutated), so those selected tests count as failed.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from mutagent.engine import netblock
+from mutagent.engine.protocol import die_with_parent
+from mutagent.engine.pytest_support import add_report, short_message
+
+with open(os.environ["MUTAGENT_FALLBACK"], encoding="utf-8") as _handle:
+    _spec: dict[str, Any] = json.load(_handle)
+die_with_parent()
+netblock.install()
+_state: dict[str, Any] = {"loaded": False, "harness_error": None}
+_tests: dict[str, dict[str, Any]] = {}
+_collect_errors: list[dict[str, str]] = []
+
+
+class _MutantLoader(importlib.abc.Loader):
+    """Executes the mutated source under the copy's path."""
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        try:
+            code = compile(_spec["source"], _spec["path"], "exec", dont_inherit=True)
+        except BaseException:  # noqa: B036 - the engine compiled it already; anything here is ours
+            _state["harness_error"] = traceback.format_exc()
+            raise
+        _state["loaded"] = True
+        exec(code, module.__dict__)
+
+    def get_source(self, fullname: str) -> str:
+        return str(_spec["source"])
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != _spec["module"]:
+            return None
+        is_package = os.path.basename(_spec["path"]) == "__init__.py"
+        return importlib.util.spec_from_file_location(
+            fullname, _spec["path"], loader=_MutantLoader(),
+            submodule_search_locations=[os.path.dirname(_spec["path"])] if is_package else None,
+        )
+
+
+if _spec["module"] in sys.modules:
+    _state["harness_error"] = f"{_spec['module']} was imported before mutagent's import hook was installed"
+sys.meta_path.insert(0, _MutantFinder())
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    add_report(_tests, report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _collect_errors.append({"nodeid": report.nodeid, "message": short_message(report),
+                                "text": str(getattr(report, "longreprtext", ""))[-3000:]})
+
+
+def _selected_failed_by_collection(args: list[str]) -> list[dict[str, Any]]:
+    failed = []
+    for nodeid in args:
+        for error in _collect_errors:
+            prefix = error["nodeid"]
+            if prefix and (nodeid == prefix or nodeid.startswith(prefix + "::")) and nodeid not in _tests:
+                failed.append({"nodeid": nodeid, "outcome": "failed", "duration": 0.0,
+                               "message": f"collection: {error['message']}", "text": error["text"]})
+                break
+    return failed
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    args = [str(arg) for arg in session.config.args]
+    tests = list(_tests.values()) + _selected_failed_by_collection(args)
+    result = {"exitstatus": int(exitstatus), "loaded": _state["loaded"],
+              "harness_error": _state["harness_error"], "tests": tests}
+    with open(_spec["out"], "w", encoding="utf-8") as handle:
+        json.dump(result, handle)

@@ -1,0 +1,65 @@
+"""What a stored result depends on, as hashes: a result is reused only while its hash still matches.
+
+* a mutant's result depends on the mutant itself (id, operator), the source of its enclosing
+  top-level statement, which tests cover it and the source of those tests' files (and of the
+  ``conftest.py`` files above them), and whether the run stops at the first kill (``--fast``);
+* the baseline depends on every source and test file, the project's configuration files, the
+  test selection, the passed-through environment names and the tool versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from mutagent import __version__
+from mutagent.model import Mutant
+
+
+def digest(*parts: str) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode("utf-8", "surrogatepass"))
+        hasher.update(b"\x00")
+    return hasher.hexdigest()
+
+
+def file_digest(text: str) -> str:
+    return digest(text)
+
+
+def conftests_above(test_file: str, files: dict[str, str]) -> list[str]:
+    """``conftest.py`` files in the directories from the root down to ``test_file``'s directory."""
+    parts = PurePosixPath(test_file).parts[:-1]
+    found = []
+    for depth in range(len(parts) + 1):
+        candidate = PurePosixPath(*parts[:depth], "conftest.py").as_posix()
+        if candidate in files:
+            found.append(candidate)
+    return found
+
+
+def mutant_fingerprint(mutant: Mutant, statement_source: str, covering: Iterable[str],
+                       files: dict[str, str], fast: bool) -> str:
+    tests = sorted(set(covering))
+    test_files = sorted({nodeid.split("::", 1)[0] for nodeid in tests})
+    related = sorted({c for f in test_files for c in conftests_above(f, files)} | set(test_files))
+    return digest(
+        "mutant-v1", mutant.id, mutant.operator, mutant.replacement, statement_source, "fast" if fast else "full",
+        json.dumps(tests), *[f"{name}\x01{file_digest(files.get(name, ''))}" for name in related],
+    )
+
+
+def baseline_key(root: Path, files: dict[str, str], config_texts: dict[str, str], test_args: list[str] | None,
+                 pass_env: list[str]) -> str:
+    return digest(
+        "baseline-v1", __version__, sys.version, pytest.__version__, root.name,
+        json.dumps(test_args), json.dumps(sorted(pass_env)),
+        *[f"{name}\x01{file_digest(text)}" for name, text in sorted(files.items())],
+        *[f"{name}\x01{file_digest(text)}" for name, text in sorted(config_texts.items())],
+    )

@@ -1,0 +1,135 @@
+"""From mutants to jobs: covering tests, fingerprints, statuses decided without running, payloads.
+
+Planning happens in two steps so that a re-run with nothing changed never creates a workspace:
+``Planner.plan`` needs only the original sources and the baseline (tests, fingerprint, Ignored,
+CompileError, NoCoverage); ``Planner.payload`` compiles the mutant under the copy's path and
+extracts the code objects a warm worker will swap in.
+"""
+
+from __future__ import annotations
+
+import marshal
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from mutagent.engine.analysis import Locus, SourceMap, find_code, locate
+from mutagent.engine.baseline import Baseline
+from mutagent.engine.fingerprint import mutant_fingerprint
+from mutagent.engine.imports import ImportGraph, tests_in
+from mutagent.model import Mutant, Status
+
+FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests
+
+
+@dataclass
+class Plan:
+    mutant: Mutant
+    locus: Locus
+    covering: list[str]  # node ids, fastest first
+    fingerprint: str
+    status: Status | None = None  # decided without running (Ignored, CompileError, NoCoverage)
+    reason: str | None = None
+    error: str | None = None
+    timeout: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Planner:
+    """Plans for the mutants of one run."""
+
+    def __init__(self, sources: dict[str, str], files: dict[str, str], baseline: Baseline, excluded: set[str],
+                 fast: bool, timeout_factor: float, timeout_constant: float, graph: ImportGraph) -> None:
+        self.sources = sources
+        self.graph = graph
+        self.files = files  # every source and test file's text, for fingerprints
+        self.baseline = baseline
+        self.usable = [t for t in baseline.passing if t not in excluded]
+        self.usable_set = set(self.usable)
+        self.fast = fast
+        self.factor = timeout_factor
+        self.constant = timeout_constant
+        self._maps: dict[str, SourceMap] = {}
+        self._original_code: dict[tuple[str, str], CodeType] = {}
+
+    def source_map(self, file: str) -> SourceMap:
+        if file not in self._maps:
+            self._maps[file] = SourceMap(self.sources[file])
+        return self._maps[file]
+
+    def covering_tests(self, file: str, locus: Locus) -> list[str]:
+        if locus.file_wide:
+            # import-time code: whoever imports the module (directly or not) may depend on it
+            dependents = self.graph.dependents(file)
+            tests = {t for f in dependents for line_tests in self.baseline.coverage.get(f, {}).values()
+                     for t in line_tests} | tests_in(dependents, self.usable)
+            tests &= self.usable_set
+            if not tests and file in self.baseline.imported:
+                tests = set(self.usable)  # imported, but by nothing we can see statically
+        else:
+            by_line = self.baseline.coverage.get(file, {})
+            tests = {t for line in locus.lines for t in by_line.get(line, ()) if t in self.usable_set}
+        return sorted(tests, key=lambda t: (self.baseline.duration(t), t))
+
+    def plan(self, mutant: Mutant) -> Plan:
+        smap = self.source_map(mutant.file)
+        locus = locate(smap, mutant.location)
+        covering = self.covering_tests(mutant.file, locus)
+        first, last = locus.top_span
+        statement = "".join(smap.lines[first - 1 : last])
+        fingerprint = mutant_fingerprint(mutant, statement, covering, self.files, self.fast)
+        return Plan(mutant, locus, covering, fingerprint)
+
+    def decide(self, plan: Plan) -> Plan:
+        """Settle what needs no test run (Ignored, CompileError, NoCoverage), else set the timeout."""
+        mutant, covering = plan.mutant, plan.covering
+        if mutant.ignored_reason:
+            plan.status, plan.reason = Status.IGNORED, mutant.ignored_reason
+            return plan
+        try:
+            compile(mutant.mutated_source(self.sources[mutant.file]), mutant.file, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            plan.status, plan.error = Status.COMPILE_ERROR, f"{type(exc).__name__}: {exc}"
+            plan.reason = "the mutated module does not compile"
+            return plan
+        if not covering:
+            plan.status, plan.reason = Status.NO_COVERAGE, "no test runs this code"
+            return plan
+        durations = sum(self.baseline.duration(t) for t in covering)
+        plan.timeout = durations * self.factor + self.constant + FORK_ALLOWANCE
+        return plan
+
+    def _original(self, file: str, path: Path) -> CodeType:
+        key = (file, str(path))
+        if key not in self._original_code:
+            self._original_code[key] = compile(self.sources[file], str(path), "exec", dont_inherit=True)
+        return self._original_code[key]
+
+    def payload(self, plan: Plan, copy_root: Path, module: str, fallback_timeout: float) -> dict[str, Any]:
+        """What a worker needs to run ``plan``: the tests, the code objects to swap (``None``
+        when only a fresh import can apply the mutant) and the fresh-import fallback."""
+        mutant = plan.mutant
+        path = copy_root / mutant.file
+        mutated_source = mutant.mutated_source(self.sources[mutant.file])
+        swap: list[dict[str, Any]] | None = None
+        reason = "runs at import time (module level, class body or a top-level def header)"
+        if plan.locus.levels:
+            mutated = compile(mutated_source, str(path), "exec", dont_inherit=True)
+            original = self._original(mutant.file, path)
+            swap = []
+            for name, firstlineno in plan.locus.levels:
+                old, new = find_code(original, name, firstlineno), find_code(mutated, name, firstlineno)
+                if old is None or new is None:
+                    swap, reason = None, f"no unique code object for {name} at line {firstlineno}"
+                    break
+                swap.append({"key": (mutant.file, name, firstlineno), "code": marshal.dumps(new)})
+        return {
+            "tests": plan.covering,
+            "fast": self.fast,
+            "timeout": plan.timeout,
+            "fallback_timeout": plan.timeout + fallback_timeout,
+            "swap": swap,
+            "fallback_reason": reason,
+            "fallback": {"module": module, "path": str(path), "source": mutated_source},
+        }

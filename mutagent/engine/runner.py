@@ -1,0 +1,406 @@
+"""``mutagent run`` from start to finish: lock, store, baseline, control run, mutants, results.
+
+The user's tree is only ever read, except ``PATH/.mutagent/`` (store and lock): everything that
+executes the target's code runs in the isolated workspace copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from rich.console import Console
+
+from mutagent.console import warning
+from mutagent.engine import sandbox
+from mutagent.engine.baseline import Baseline, run_baseline
+from mutagent.engine.config import EngineConfig
+from mutagent.engine.discover import Target, discover
+from mutagent.engine.fingerprint import baseline_key
+from mutagent.engine.imports import ImportGraph
+from mutagent.engine.mutants import MutantSource, OperatorMutants
+from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
+from mutagent.engine.pool import Job, Pool
+from mutagent.engine.progress import RunProgress
+from mutagent import exitcodes
+from mutagent.errors import BaselineError, MutagentError, UsageError
+from mutagent.model import Mutant, MutantResult, Status, TestInfo
+from mutagent.store import STORE_DIR, Store
+
+
+@dataclass
+class RunStats:
+    """Numbers about the run itself (not about the suite's quality) for the closing line."""
+
+    mutants: int = 0
+    ran: int = 0
+    reused: int = 0
+    decided: int = 0  # Ignored / CompileError / NoCoverage without running
+    baseline_cached: bool = False
+    workers: int = 0
+    swapped: int = 0
+    fresh_imports: int = 0
+    overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
+    wall: float = 0.0
+    mutant_phase: float = 0.0
+    worker_startup: float = 0.0
+
+    @property
+    def median_overhead(self) -> float | None:
+        return statistics.median(self.overheads) if self.overheads else None
+
+
+def _is_path_argument(argument: str, copy_root: Path) -> bool:
+    if argument.startswith("-"):
+        return False
+    return "::" in argument or (copy_root / argument.split("::", 1)[0]).exists()
+
+
+def _has_pytest_config(root: Path) -> bool:
+    """Whether pytest would find its own configuration file in ``root`` (else we pass an empty one
+    so pytest does not pick up a stray ini file from the temporary directory's parents)."""
+    if (root / "pytest.ini").is_file() or (root / ".pytest.ini").is_file():
+        return True
+    checks = {"pyproject.toml": ("[tool.pytest",), "tox.ini": ("[pytest]",), "setup.cfg": ("[tool:pytest]",)}
+    for name, markers in checks.items():
+        path = root / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if any(marker in text for marker in markers):
+                return True
+    return False
+
+
+class Engine:
+    """One ``mutagent run`` over one target."""
+
+    def __init__(self, config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> None:
+        self.config = config
+        self.console = console
+        self.mutant_source = mutant_source
+        self.root = config.root.resolve()
+        self.stats = RunStats()
+        self.workspace: sandbox.Workspace | None = None
+        self.pool: Pool | None = None
+        self.target: Target
+        self.files: dict[str, str] = {}
+        self.env: dict[str, str] = {}
+
+    # --- entry ---------------------------------------------------------------------------
+    def run(self) -> RunStats:
+        started = time.monotonic()
+        self.target = discover(self.root, self.config.paths, tests_given=self.config.tests is not None)
+        source = self.mutant_source or OperatorMutants(self.config.operators)
+        lock_path = self.root / STORE_DIR / "lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(lock_path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise UsageError(f"another mutagent run is already using {self.config.root} "
+                             f"(lock {lock_path}); wait for it or stop it") from None
+        try:
+            store = Store.open(self.root, warn=warning)
+            try:
+                self._run_locked(store, source)
+            finally:
+                store.close()
+        finally:
+            self._shutdown()
+            lock.release()
+        self.stats.wall = time.monotonic() - started
+        return self.stats
+
+    def _shutdown(self) -> None:
+        interrupted = sys.exc_info()[0] is not None
+        if self.pool is not None:
+            self.pool.close(force=interrupted)
+            self.pool = None
+        if self.workspace is not None:
+            self.workspace.cleanup()
+            self.workspace = None
+
+    # --- steps ---------------------------------------------------------------------------
+    def _run_locked(self, store: Store, source: MutantSource) -> None:
+        self._read_files()
+        mutants = self._generate(store, source)
+        self.stats.mutants = len(mutants)
+        key = baseline_key(self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env)
+        cached = store.load_baseline(key)
+        if cached is not None:
+            baseline = Baseline.from_json(cached)
+            self.stats.baseline_cached = True
+        else:
+            baseline = self._fresh_baseline()
+            store.save_baseline(key, baseline.to_json())
+        excluded = self._flaky_policy(baseline)
+        graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
+        planner = Planner({f: self.files[f] for f in self.target.sources}, self.files, baseline, excluded,
+                          self.config.fast, self.config.timeout_factor, self.config.timeout_constant, graph)
+        plans = [planner.plan(m) for m in mutants]
+        fingerprints = {p.mutant.id: p.fingerprint for p in plans}
+        tests = [TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
+                 for n in baseline.order]
+        store.set_run(mutants, fingerprints, tests, {f: self.files[f] for f in self.target.sources})
+        finished = store.finished(fingerprints)
+        self.stats.reused = len(finished)
+        fresh = [planner.decide(p) for p in plans if p.mutant.id not in finished]
+        decided = [p for p in fresh if p.status is not None]
+        store.save_results((self._decided_result(p), p.fingerprint) for p in decided)
+        self.stats.decided = len(decided)
+        pending = [p for p in fresh if p.status is None]
+        if pending:
+            self._run_mutants(store, planner, pending)
+
+    def _read_files(self) -> None:
+        for relative in [*self.target.sources, *self.target.tests]:
+            path = self.root / relative
+            try:
+                self.files[relative] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"cannot read {path}: {exc}") from exc
+
+    def _config_texts(self) -> dict[str, str]:
+        texts = {}
+        for name in self.target.config_files:
+            try:
+                texts[name] = (self.root / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+        return texts
+
+    def _generate(self, store: Store, source: MutantSource) -> list[Mutant]:
+        """Every mutant of every source file, from the store's cache when file and operators match."""
+        mutants: list[Mutant] = []
+        seen: set[str] = set()
+        for relative in self.target.sources:
+            text = self.files[relative]
+            file_key = hashlib.sha256(f"{source.key}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+            cached = store.load_generated(relative, file_key)
+            if cached is None:
+                try:
+                    cached = source.generate(self.root, relative, text)
+                except MutagentError:
+                    raise
+                except Exception as exc:  # an operator bug must not become a traceback
+                    raise MutagentError(f"generating the mutants of {relative} failed: "
+                                        f"{type(exc).__name__}: {exc}", exitcodes.INTERNAL_ERROR) from exc
+                store.save_generated(relative, file_key, cached)
+            for mutant in cached:
+                if mutant.id not in seen:
+                    seen.add(mutant.id)
+                    mutants.append(mutant)
+        return mutants
+
+    # --- workspace, baseline, control run --------------------------------------------------
+    def _ensure_workspace(self) -> sandbox.Workspace:
+        if self.workspace is None:
+            sandbox.remove_stale_workspaces()
+            self.workspace = sandbox.create_workspace(self.root)
+            base_env = sandbox.scrub_environment(dict(os.environ), self.config.pass_env)
+            self.env = sandbox.test_environment(self.workspace, self.target.import_roots(), base_env)
+        return self.workspace
+
+    @property
+    def copy_root(self) -> Path:
+        assert self.workspace is not None
+        return self.workspace.copy_of(self.root)
+
+    def _common_args(self) -> list[str]:
+        workspace = self._ensure_workspace()
+        args = ["--rootdir", str(self.copy_root), "--confcutdir", str(self.copy_root), "-p", "no:cacheprovider",
+                "-q"]
+        if not _has_pytest_config(self.copy_root):
+            ini = workspace.aux / "pytest.ini"
+            ini.write_text("[pytest]\n", encoding="utf-8")
+            args += ["-c", str(ini)]
+        if importlib.util.find_spec("xdist") is not None:
+            args += ["-n", "0"]  # one process per worker; mutagent parallelises itself
+        if importlib.util.find_spec("pytest_randomly") is not None:
+            args += ["-p", "no:randomly"]  # the control run must see the baseline's order
+        return args
+
+    def _module_map(self) -> dict[str, str]:
+        modules = {}
+        for relative in self.target.sources:
+            name, _ = self.target.module_name(relative)
+            if name and all(part.isidentifier() for part in name.split(".")):
+                modules[name] = str(self.copy_root / relative)
+        return modules
+
+    def _fresh_baseline(self) -> Baseline:
+        self._ensure_workspace()
+        self.console.print(f"[dim]baseline: running the test suite of {self.config.root} once with "
+                           "per-test coverage...[/]")
+        baseline = run_baseline(
+            copy_root=self.copy_root,
+            aux=self.workspace.aux,  # type: ignore[union-attr]
+            env=self.env,
+            pytest_args=[*(self.config.tests or []), *self._common_args()],
+            sources={str(self.copy_root / rel): rel for rel in self.target.sources},
+            modules=self._module_map(),
+        )
+        self._control_run(baseline)
+        return baseline
+
+    def _ensure_pool(self, jobs: int) -> Pool:
+        if self.pool is None:
+            workspace = self._ensure_workspace()
+            config = {
+                "targets": {str(self.copy_root / rel): rel for rel in self.target.sources},
+                "modules": self._module_map(),
+                "aux": str(workspace.aux),
+                "root": str(self.copy_root),
+                "fallback_args": [a for a in (self.config.tests or []) if not _is_path_argument(a, self.copy_root)]
+                + self._common_args(),
+            }
+            config_path = workspace.aux / "worker.json"
+            config_path.write_text(json.dumps(config), encoding="utf-8")
+            command = [sys.executable, "-m", "pytest", *(self.config.tests or []), *self._common_args(),
+                       "-p", "mutagent.engine.worker_plugin"]
+            size = max(1, min(self.config.workers, jobs))
+            env = {**self.env, "MUTAGENT_WORKER": str(config_path)}
+            self.pool = Pool(size, command, self.copy_root, env, workspace.aux)
+            self.pool.start()
+            self.stats.workers = size
+        return self.pool
+
+    def _control_run(self, baseline: Baseline) -> None:
+        """Every passing test once, alone, in the forking harness, unmutated."""
+        passing = baseline.passing
+        pool = self._ensure_pool(len(passing))
+        jobs = []
+        for nodeid in passing:
+            timeout = baseline.duration(nodeid) * self.config.timeout_factor + self.config.timeout_constant
+            payload = {"tests": [nodeid], "fast": False, "timeout": timeout + FORK_ALLOWANCE, "swap": [],
+                       "fallback": None}
+            jobs.append(Job(f"control:{nodeid}", payload, watchdog=timeout + FORK_ALLOWANCE, data=nodeid))
+
+        def on_result(job: Job, result: dict[str, Any]) -> None:
+            record = next((t for t in result.get("tests", []) if t["nodeid"] == job.data), None)
+            if result["status"] == "done" and record is not None:
+                baseline.control[job.data] = {"outcome": record["outcome"], "duration": record["duration"],
+                                              "message": record.get("message", "")}
+            else:
+                lines = (result.get("detail") or "").strip().splitlines()
+                baseline.control[job.data] = {"outcome": result["status"], "duration": 0.0,
+                                              "message": lines[-1] if lines else ""}
+            progress.advance(Status.PENDING)
+
+        with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
+            pool.run(jobs, on_result)
+        self.stats.worker_startup = pool.worker_startup()
+
+    def _flaky_policy(self, baseline: Baseline) -> set[str]:
+        flaky = baseline.flaky
+        if not flaky:
+            return set()
+
+        def describe(nodeid: str) -> str:
+            info = baseline.control.get(nodeid, {})
+            message = info.get("message") or ""
+            return f"{nodeid} ({info.get('outcome', 'not run')}{': ' + message if message else ''})"
+
+        shown = "; ".join(describe(n) for n in flaky[:5]) + (f"; and {len(flaky) - 5} more" if len(flaky) > 5 else "")
+        if not self.config.exclude_flaky:
+            raise BaselineError(
+                f"{len(flaky)} tests pass in a plain pytest run but not when run alone in mutagent's forked "
+                f"harness (flaky or order-dependent): {shown}; fix them or pass --exclude-flaky"
+            )
+        warning(f"excluding {len(flaky)} flaky tests from mutant runs: {shown}")
+        return set(flaky)
+
+    # --- mutants -------------------------------------------------------------------------
+    def _decided_result(self, plan: Plan) -> MutantResult:
+        assert plan.status is not None
+        return MutantResult(plan.mutant.id, plan.status, covered_by=list(plan.covering), error=plan.error,
+                            status_reason=plan.reason)
+
+    def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
+        started = time.monotonic()
+        pool = self._ensure_pool(len(pending))
+        startup = pool.worker_startup() or self.stats.worker_startup or 2.0
+        fallback_allowance = 2 * startup + 1.0
+        jobs = []
+        for plan in pending:
+            name, _ = self.target.module_name(plan.mutant.file)
+            payload = planner.payload(plan, self.copy_root, name, fallback_allowance)
+            watchdog = plan.timeout + (fallback_allowance if payload["swap"] is None else 0.0)
+            jobs.append(Job(plan.mutant.id, payload, watchdog=watchdog + fallback_allowance, data=plan))
+        # longest first: the slowest mutants start early and do not leave one worker finishing alone
+        jobs.sort(key=lambda job: -job.watchdog)
+
+        def on_result(job: Job, result: dict[str, Any]) -> None:
+            plan: Plan = job.data
+            mutant_result = classify(plan, result)
+            store.save_result(mutant_result, plan.fingerprint)
+            self._account(result)
+            progress.advance(mutant_result.status)
+
+        with RunProgress(self.console, len(jobs)) as progress:
+            pool.run(jobs, on_result, progress.tick)
+        self.stats.mutant_phase = time.monotonic() - started
+
+    def _account(self, result: dict[str, Any]) -> None:
+        self.stats.ran += 1
+        if result.get("mode") == "fallback":
+            self.stats.fresh_imports += 1
+        elif result.get("mode") == "swap":
+            self.stats.swapped += 1
+            if result.get("status") == "done":
+                test_time = sum(float(t.get("duration", 0.0)) for t in result.get("tests", []))
+                self.stats.overheads.append(max(0.0, float(result.get("elapsed", 0.0)) - test_time))
+
+
+def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
+    """Turn a worker's report into a result. Only a test that pytest reported as failed is a kill;
+    a child that died, a harness exception or a lost worker is a RuntimeError."""
+    tests = result.get("tests", [])
+    killers = [t for t in tests if t["outcome"] == "failed"]
+    status_name = result["status"]
+    mutant_result = MutantResult(
+        mutant_id=plan.mutant.id,
+        status=Status.RUNTIME_ERROR,
+        killed_by=[t["nodeid"] for t in killers],
+        covered_by=list(plan.covering),
+        tests_run=[t["nodeid"] for t in tests],
+        duration=float(result.get("elapsed", 0.0)),
+    )
+    if status_name == "done":
+        if killers:
+            mutant_result.status = Status.KILLED
+            first = killers[0]
+            mutant_result.status_reason = f"{first['nodeid']}: {first.get('message') or 'failed'}"
+        else:
+            mutant_result.status = Status.SURVIVED
+            mutant_result.status_reason = f"{len(tests)} covering tests passed"
+    elif status_name == "timeout":
+        mutant_result.status = Status.TIMEOUT
+        running = result.get("running")
+        if running and running not in mutant_result.tests_run:
+            mutant_result.tests_run.append(running)
+        mutant_result.status_reason = (f"timed out after {plan.timeout:.1f}s"
+                                       + (f" while running {running}" if running else ""))
+    else:
+        running = result.get("running")
+        mutant_result.error = str(result.get("detail") or status_name)
+        mutant_result.status_reason = ("the test process crashed" if status_name == "crash"
+                                       else "the worker process died" if status_name == "worker_died"
+                                       else "harness error") + (f" while running {running}" if running else "")
+    if result.get("mode") == "fallback" and result.get("fallback_reason"):
+        mutant_result.status_reason = f"{mutant_result.status_reason} [fresh import: {result['fallback_reason']}]"
+    return mutant_result
+
+
+def run_engine(config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> RunStats:
+    return Engine(config, console, mutant_source).run()
+

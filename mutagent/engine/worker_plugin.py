@@ -1,0 +1,39 @@
+"""pytest plugin that turns a pytest process into a warm mutagent worker (loaded with ``-p``).
+
+pytest collects the suite as usual (heavy imports happen once, here); then this plugin's
+``pytest_runtestloop`` runs no test itself but serves jobs from the engine over a pipe
+(``MUTAGENT_WORKER_FDS``), forking one child per job. Test reports are captured through
+``pytest_runtest_logreport`` in the children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+from mutagent.engine import netblock
+from mutagent.engine.protocol import die_with_parent
+from mutagent.engine.pytest_support import add_report
+
+_started = time.monotonic()
+with open(os.environ["MUTAGENT_WORKER"], encoding="utf-8") as _handle:
+    _config: dict[str, Any] = json.load(_handle)
+die_with_parent()
+netblock.install()
+_reports: dict[str, dict[str, Any]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    add_report(_reports, report)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool:
+    from mutagent.engine.worker import Worker
+
+    Worker(session, _config, _reports, _started).serve()
+    return True

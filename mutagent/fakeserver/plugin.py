@@ -1,0 +1,34 @@
+"""pytest plugin (entry point ``pytest11``): the ``fake_model`` fixture.
+
+Installing mutagent gives every suite the fixture. This module is imported by every pytest run
+in the environment, so it imports nothing heavy: the server is imported inside the fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from mutagent.fakeserver.server import FakeModelServer
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeModelServer]:
+    """A started fake model server on its own port, closed after the test.
+
+    Teardown fails the test when a request went beyond the script, broke the tool-call
+    invariants, or the server hit an internal error: one request too many is always red.
+    """
+    from mutagent.fakeserver.server import FakeModelServer
+
+    server = FakeModelServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+    problems = server.problems()
+    if problems:
+        pytest.fail("fake_model: " + "\n  ".join(["problems found:", *problems]), pytrace=False)

@@ -1,0 +1,37 @@
+"""Reports and the CI gate: terminal, Stryker-schema JSON, HTML, JUnit, kill matrix, guard map.
+
+Everything here reads a :class:`~mutagent.model.RunData` and never runs a test, so ``mutagent
+report`` can re-render a finished run and the engine's ``run`` can call the same functions:
+
+* :func:`render_terminal` (rich), :func:`write_reports` (``--json``/``--html``/``--junit``),
+* :func:`evaluate_gate` + :func:`render_gate` (``--fail-under``/``--max-survived``),
+* :func:`finish_run` doing all of that and returning the exit code,
+* :func:`changed_lines` + :func:`filter_changed` (``--since``), :func:`parse_shard` +
+  :func:`select_shard` (``--shard``), :func:`merge_reports` (``mutagent merge``).
+"""
+
+from __future__ import annotations
+
+from mutagent.reports.finish import finish_run
+from mutagent.reports.gate import GateResult, evaluate_gate, render_gate
+from mutagent.reports.merge import load_report, merge_reports, merge_run_data
+from mutagent.reports.shard import parse_shard, select_shard
+from mutagent.reports.since import changed_lines, filter_changed
+from mutagent.reports.terminal import render_terminal
+from mutagent.reports.writer import write_reports
+
+__all__ = [
+    "GateResult",
+    "changed_lines",
+    "evaluate_gate",
+    "filter_changed",
+    "finish_run",
+    "load_report",
+    "merge_reports",
+    "merge_run_data",
+    "parse_shard",
+    "render_gate",
+    "render_terminal",
+    "select_shard",
+    "write_reports",
+]

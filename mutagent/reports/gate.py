@@ -1,0 +1,105 @@
+"""The CI gate: fail the build when the suite lets too many injected bugs through.
+
+Two rules, either or both: ``fail_under`` (minimum mutation score, percent) and ``max_survived``
+(maximum number of undetected mutants). "Survived" here counts Survived *and* NoCoverage: a bug no
+test even reaches is at least as unguarded as one a test reaches and misses, and counting only
+Survived would let a team pass the gate by deleting the tests that reach the code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.markup import escape
+
+from mutagent.errors import UsageError
+from mutagent.model import Mutant, RunData, Status
+from mutagent.reports.stats import format_score, status_of, summarize, undetected_mutants
+
+
+@dataclass
+class GateResult:
+    """Whether the run passes, one message per rule, and the survivors to show when it does not."""
+
+    passed: bool
+    messages: list[str] = field(default_factory=list)
+    survivors: list[Mutant] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # the messages of the rules that failed
+    checked: bool = True  # False when no rule was configured
+
+
+def check_gate_options(fail_under: float | None, max_survived: int | None) -> None:
+    """Reject impossible thresholds (from the command line or ``[tool.mutagent]``) with one line."""
+    if fail_under is not None and not 0 <= fail_under <= 100:
+        raise UsageError(f"fail-under must be a percentage between 0 and 100, not {fail_under:g}")
+    if max_survived is not None and max_survived < 0:
+        raise UsageError(f"max-survived must be 0 or more, not {max_survived}")
+
+
+def evaluate_gate(
+    run_data: RunData, fail_under: float | None = None, max_survived: int | None = None
+) -> GateResult:
+    """Apply the configured rules to ``run_data``; messages name the rule and the numbers."""
+    check_gate_options(fail_under, max_survived)
+    survivors = undetected_mutants(run_data)
+    if fail_under is None and max_survived is None:
+        return GateResult(True, [], survivors, checked=False)
+    total = summarize(run_data).total
+    messages: list[str] = []
+    failures: list[str] = []
+
+    def rule(ok: bool, message: str) -> None:
+        messages.append(message)
+        if not ok:
+            failures.append(message)
+
+    if fail_under is not None:
+        if total.score is None:
+            rule(True, f"fail-under {fail_under:g}%: no scored mutants, nothing to check")
+        elif total.score < fail_under:
+            rule(
+                False,
+                f"fail-under: mutation score {format_score(total.score)} is below {fail_under:g}% "
+                f"({total.detected} of {total.scored} mutants detected)",
+            )
+        else:
+            rule(True, f"fail-under: mutation score {format_score(total.score)} >= {fail_under:g}%")
+    if max_survived is not None:
+        detail = f"{total[Status.SURVIVED]} survived + {total[Status.NO_COVERAGE]} without coverage"
+        if len(survivors) > max_survived:
+            rule(
+                False,
+                f"max-survived: {len(survivors)} mutants survived ({detail}), "
+                f"more than the {max_survived} allowed",
+            )
+        else:
+            rule(True, f"max-survived: {len(survivors)} mutants survived, at most {max_survived} allowed")
+    pending = sum(1 for m in run_data.mutants if status_of(run_data, m) is Status.PENDING)
+    if pending:
+        messages.append(f"note: {pending} mutants were not run (pending) and are not counted")
+    return GateResult(not failures, messages, survivors, failures)
+
+
+def render_gate(result: GateResult, console: Console) -> None:
+    """Print which rule failed (or that the gate passed) and, on failure, every survivor."""
+    if not result.checked:
+        return
+    if result.passed:
+        console.print("[bold green]gate passed[/]")
+        for message in result.messages:
+            console.print(f"  [green]✓[/] {escape(message)}", soft_wrap=True)
+        return
+    console.print("[bold red]gate FAILED[/]")
+    for message in result.messages:
+        mark = "[red]✗[/]" if message in result.failures else "[green]✓[/]"
+        console.print(f"  {mark} {escape(message)}", soft_wrap=True)
+    if result.survivors:
+        console.print(f"surviving mutants ({len(result.survivors)}):")
+        for mutant in result.survivors:
+            console.print(
+                f"  {mutant.file}:{mutant.location.start_line}  {mutant.operator}  [{mutant.id}]  "
+                f"{mutant.description}",
+                soft_wrap=True,
+                markup=False,
+            )

@@ -1,0 +1,807 @@
+"""Shared vocabulary and matchers of the stream & transport operators.
+
+Stream bugs hide behind many spellings: ``httpx2.RemoteProtocolError`` after ``import httpx2 as
+h`` is ``h.RemoteProtocolError``, a stop marker is ``"message_stop"`` in one loop and ``"[DONE]"``
+in the next, a flag may be called ``saw_stop`` or ``self._complete``. The helpers here recognise
+those things by meaning: exception types by *qualified* name, stop flags by where they are set
+(inside a branch that tested for an end-of-turn marker), fields by the provider APIs' own names
+(``stop_reason``, ``finish_reason``, ``choices``...), never by the spelling of one sample agent.
+
+Nothing in here yields mutations; the operator modules decide what to change.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+
+# -- transport / connection / timeout exceptions ---------------------------------------------
+
+#: Exception classes that mean "the connection failed, dropped or stalled", per defining module.
+#: A qualified name matches when it starts with one of these modules (``aiohttp`` also covers
+#: ``aiohttp.client_exceptions``) and ends with one of its names. Family roots that also cover
+#: HTTP status errors (``httpx.HTTPError``, ``aiohttp.ClientError``, ``requests.RequestException``,
+#: ``anthropic.APIError``) are deliberately absent: dropping them is not a disconnect bug.
+TRANSPORT_ERRORS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("httpx", "httpx2", "httpcore"),
+        frozenset(
+            {
+                "TransportError", "RequestError", "NetworkError", "TimeoutException", "ConnectTimeout",
+                "ReadTimeout", "WriteTimeout", "PoolTimeout", "ConnectError", "ReadError", "WriteError",
+                "CloseError", "ProtocolError", "RemoteProtocolError", "LocalProtocolError", "ProxyError",
+                "SSEError",
+            }
+        ),
+    ),
+    "aiohttp": frozenset(
+        {
+            "ClientConnectionError", "ClientConnectorError", "ClientConnectorDNSError", "ClientOSError",
+            "ClientConnectionResetError", "ServerConnectionError", "ServerDisconnectedError",
+            "ServerTimeoutError", "ConnectionTimeoutError", "SocketTimeoutError", "ClientPayloadError",
+            "ClientConnectorSSLError", "ClientSSLError", "TransferEncodingError", "ContentLengthError",
+        }
+    ),
+    "requests": frozenset(
+        {"ConnectionError", "ConnectTimeout", "ReadTimeout", "Timeout", "ChunkedEncodingError", "ProxyError",
+         "SSLError"}
+    ),
+    "urllib3": frozenset(
+        {"ProtocolError", "ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "NewConnectionError",
+         "IncompleteRead", "InvalidChunkLength", "SSLError", "ProxyError"}
+    ),
+    "http.client": frozenset({"IncompleteRead", "RemoteDisconnected", "BadStatusLine"}),
+    "socket": frozenset({"timeout", "error", "gaierror"}),
+    "ssl": frozenset({"SSLError", "SSLEOFError", "SSLZeroReturnError"}),
+    "asyncio": frozenset({"TimeoutError", "IncompleteReadError"}),
+    "websockets": frozenset({"ConnectionClosed", "ConnectionClosedError"}),
+    "builtins": frozenset(
+        {"ConnectionError", "ConnectionResetError", "ConnectionAbortedError", "ConnectionRefusedError",
+         "BrokenPipeError", "TimeoutError"}
+    ),
+}
+
+#: Names that mean a transport failure whatever package defines them: every Stainless-generated
+#: SDK (anthropic, openai, groq, cerebras, together...) has these two.
+UNAMBIGUOUS_TRANSPORT_ERRORS = frozenset(
+    {"APIConnectionError", "APITimeoutError", "RemoteProtocolError", "ServerDisconnectedError",
+     "ClientPayloadError", "ChunkedEncodingError", "WebSocketConnectionClosedError"}
+)
+
+
+def transport_error_name(ctx: SourceContext, expr: cst.BaseExpression) -> str | None:
+    """The qualified name of ``expr`` if it names a transport/connection/timeout exception."""
+    for name in sorted(ctx.qualified_names(expr)):
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf in UNAMBIGUOUS_TRANSPORT_ERRORS and "." in name:
+            return name
+        for module, classes in TRANSPORT_ERRORS.items():
+            if leaf in classes and (name == f"{module}.{leaf}" or name.startswith(f"{module}.")):
+                return name
+    return None
+
+
+#: Exceptions a ``json.loads`` (or pydantic ``model_validate_json``) failure is caught as.
+DECODE_ERROR_CATCHERS = frozenset(
+    {"json.JSONDecodeError", "json.decoder.JSONDecodeError", "orjson.JSONDecodeError",
+     "simplejson.JSONDecodeError", "simplejson.errors.JSONDecodeError", "ujson.JSONDecodeError",
+     "pydantic.ValidationError", "pydantic_core.ValidationError", "builtins.ValueError",
+     "builtins.Exception", "builtins.BaseException"}
+)
+
+JSON_PARSERS = frozenset(
+    {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads"}
+)
+PYDANTIC_JSON_PARSERS = frozenset({"model_validate_json", "parse_raw", "validate_json"})
+
+# -- words ------------------------------------------------------------------------------------
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def tokens(name: str | None) -> set[str]:
+    """``"_sawMessage_stop"`` -> ``{"saw", "message", "stop"}``: words of an identifier or key."""
+    if not name:
+        return set()
+    return {part.lower() for part in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if part}
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (non f-) string literal, including implicitly concatenated ones."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def leaf_name(expr: cst.CSTNode) -> str | None:
+    """The name an expression finally reads: ``resp.choices[0]`` -> ``choices``,
+    ``data["content"]`` / ``data.get("content")`` -> ``content``, ``text.strip()`` -> ``text``."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    if isinstance(expr, cst.Subscript):
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            key = string_value(expr.slice[0].slice.value)
+            if key is not None:
+                return key
+        return leaf_name(expr.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in ("get", "pop") and expr.args:
+            return string_value(expr.args[0].value)
+        if method in ("strip", "lstrip", "rstrip", "lower", "upper", "casefold"):
+            return leaf_name(expr.func.value)
+    return None
+
+
+def root_name(expr: cst.CSTNode) -> str | None:
+    """The leftmost plain name of an attribute/subscript/call chain (``self`` for ``self.a.b``)."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return None
+
+
+def attribute_chain(expr: cst.CSTNode) -> list[str]:
+    """Every name along a call/attribute chain: ``client.beta.messages.create`` ->
+    ``["client", "beta", "messages", "create"]``."""
+    names: list[str] = []
+    while True:
+        if isinstance(expr, cst.Attribute):
+            names.append(expr.attr.value)
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Name):
+            names.append(expr.value)
+            return names[::-1]
+        else:
+            return names[::-1]
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def is_literal(node: cst.CSTNode, *values: str) -> bool:
+    """``None``/``True``/``False`` spelled as one of ``values``."""
+    return isinstance(node, cst.Name) and node.value in values
+
+
+def is_number(node: cst.CSTNode, value: float | None = None) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return value is None or ast.literal_eval(node.value) == value
+    return False
+
+
+# -- conditions -------------------------------------------------------------------------------
+
+FALSE = cst.Name("False")
+TRUE = cst.Name("True")
+
+
+def condition_leaves(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The operands of a test's top-level ``and``/``or`` chain (the test itself if it has none)."""
+    if isinstance(test, cst.BooleanOperation):
+        yield from condition_leaves(test.left)
+        yield from condition_leaves(test.right)
+    else:
+        yield test
+
+
+def condition_sites(
+    test: cst.BaseExpression, predicate: Callable[[cst.BaseExpression], bool]
+) -> list[cst.BaseExpression]:
+    """Which part of ``test`` to turn ``False`` so that the checks ``predicate`` recognises stop
+    guarding. The whole test when it is one such check (or an ``and`` of them only); otherwise
+    each recognised operand, so ``if not saw_stop or open_blocks:`` keeps its second check."""
+    if predicate(test):
+        return [test]
+    leaves = list(condition_leaves(test))
+    if len(leaves) == 1:
+        return []
+    hits = [leaf for leaf in leaves if predicate(leaf)]
+    only_and = all(
+        isinstance(node.operator, cst.And) for node in _boolean_nodes(test)
+    )
+    if hits and only_and and len(hits) == len(leaves):
+        return [test]
+    return hits
+
+
+def _boolean_nodes(test: cst.BaseExpression) -> Iterator[cst.BooleanOperation]:
+    if isinstance(test, cst.BooleanOperation):
+        yield test
+        yield from _boolean_nodes(test.left)
+        yield from _boolean_nodes(test.right)
+
+
+def negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for ``not x``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    return None
+
+
+def single_comparison(test: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression] | None:
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return test.left, target.operator, target.comparator
+    return None
+
+
+def absence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for tests meaning "x is missing": ``not x``, ``x is None``, ``x is False``,
+    ``x == None``, ``x == False``, ``x is not True``."""
+    inner = negated(test)
+    if inner is not None:
+        return inner
+    parts = single_comparison(test)
+    if parts is None:
+        return None
+    left, op, right = parts
+    if isinstance(op, (cst.Is, cst.Equal)) and is_literal(right, "None", "False"):
+        return left
+    if isinstance(op, cst.IsNot) and is_literal(right, "True"):
+        return left
+    return None
+
+
+def presence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for tests meaning "x is there": ``x``, ``x is not None``, ``x is True``, ``x == True``."""
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
+        return test
+    parts = single_comparison(test)
+    if parts is None:
+        return None
+    left, op, right = parts
+    if isinstance(op, cst.IsNot) and is_literal(right, "None", "False"):
+        return left
+    if isinstance(op, (cst.Is, cst.Equal)) and is_literal(right, "True"):
+        return left
+    return None
+
+
+_ERROR_WORDS = frozenset({"error", "errors", "fail", "failed", "failure", "abort", "reject", "raise", "exception"})
+
+
+def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    """The statements of a block, small statements of a one-line suite included."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return list(block.body)
+    flat: list[cst.BaseStatement | cst.BaseSmallStatement] = []
+    for statement in block.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            flat.extend(statement.body)
+        else:
+            flat.append(statement)
+    return flat
+
+
+def fails(block: cst.BaseSuite) -> bool:
+    """Whether a block turns the situation into an error: it raises, or calls / returns / yields
+    something named as an error (``self._fail(...)``, ``return ErrorEvent(...)``)."""
+    for statement in statements(block):
+        if isinstance(statement, cst.Raise):
+            return True
+        value = getattr(statement, "value", None)
+        if isinstance(value, (cst.Yield, cst.Await)):
+            value = value.value if isinstance(value, cst.Yield) else value.expression
+        if isinstance(statement, (cst.Expr, cst.Return)) and isinstance(value, cst.Call):
+            if tokens(leaf_name(value.func)) & _ERROR_WORDS and not _is_logging(value):
+                return True
+    return False
+
+
+def _is_logging(call: cst.Call) -> bool:
+    """``log.error(...)``, ``logger.exception(...)``, ``logging.error(...)``: reporting, not failing."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return receiver is not None and bool(tokens(leaf_name(receiver)) & {"log", "logger", "logging", "warnings"})
+
+
+def exits_early(block: cst.BaseSuite) -> bool:
+    """A guard body that only leaves quietly: bare ``return``/``return None``, ``continue``."""
+    body = statements(block)
+    if not body:
+        return False
+    for statement in body:
+        if isinstance(statement, cst.Return):
+            if statement.value is not None and not is_literal(statement.value, "None"):
+                return False
+        elif not isinstance(statement, (cst.Continue, cst.Pass)):
+            return False
+    return not all(isinstance(s, cst.Pass) for s in body)
+
+
+def raised_names(block: cst.BaseSuite) -> set[str]:
+    """Words of what a block raises: class name and message text (``EmptyResponseError("no
+    content")`` -> ``{"empty", "response", "error", "no", "content"}``)."""
+    words: set[str] = set()
+    for statement in statements(block):
+        if isinstance(statement, cst.Raise) and statement.exc is not None:
+            exc = statement.exc
+            if isinstance(exc, cst.Call):
+                words |= tokens(leaf_name(exc.func))
+                for arg in exc.args:
+                    text = string_value(arg.value)
+                    if text is None and isinstance(arg.value, cst.FormattedString):
+                        text = "".join(
+                            part.value for part in arg.value.parts if isinstance(part, cst.FormattedStringText)
+                        )
+                    words |= tokens(text)
+            else:
+                words |= tokens(leaf_name(exc))
+    return words
+
+
+# -- functions and bindings -------------------------------------------------------------------
+
+
+def parameters(func: cst.FunctionDef | None) -> set[str]:
+    if func is None:
+        return set()
+    params = func.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            every.append(star)
+    return {param.name.value for param in every}
+
+
+def owner_of(ctx: SourceContext, expr: cst.CSTNode) -> cst.CSTNode | None:
+    """Where a name lives: a plain name in its function (None at module level); ``self.x`` in
+    its class; any other chain (``state.done``) module-wide (None)."""
+    if isinstance(expr, cst.Name):
+        return ctx.enclosing_function(expr)
+    if root_name(expr) in ("self", "cls"):
+        return ctx.enclosing(expr, cst.ClassDef)
+    return None
+
+
+def same_place(ctx: SourceContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` spell the same variable in the same function/class."""
+    return ctx.code(a) == ctx.code(b) and owner_of(ctx, a) is owner_of(ctx, b)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``target`` (an expression's code) was assigned ``value`` (or bound by ``with value as target``)."""
+
+    target: cst.BaseExpression
+    value: cst.BaseExpression
+
+
+def bindings(ctx: SourceContext) -> list[Binding]:
+    """Every simple binding in the file: assignments, annotated assignments, ``with ... as``."""
+    found: list[Binding] = []
+    for assign in ctx.nodes(cst.Assign):
+        for target in assign.targets:
+            found.append(Binding(target.target, assign.value))
+    for assign in ctx.nodes(cst.AnnAssign):
+        if assign.value is not None:
+            found.append(Binding(assign.target, assign.value))
+    for item in ctx.nodes(cst.WithItem):
+        if item.asname is not None and isinstance(item.asname.name, (cst.Name, cst.Attribute)):
+            found.append(Binding(item.asname.name, item.item))
+    return found
+
+
+def bound_values(ctx: SourceContext, expr: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Values assigned to the variable ``expr`` spells (same function/class), awaits unwrapped."""
+    values = []
+    for binding in _cached(ctx, "bindings", lambda: bindings(ctx)):
+        if same_place(ctx, binding.target, expr):
+            value = binding.value
+            values.append(value.expression if isinstance(value, cst.Await) else value)
+    return values
+
+
+_CACHE: WeakKeyDictionary[SourceContext, dict[str, object]] = WeakKeyDictionary()
+
+
+def _cached(ctx: SourceContext, key: str, compute: Callable[[], object]):  # noqa: ANN202 - any value
+    """Per-file memo so several operators share one analysis of the same file."""
+    slot = _CACHE.setdefault(ctx, {})
+    if key not in slot:
+        slot[key] = compute()
+    return slot[key]
+
+
+# -- SDK and HTTP clients ---------------------------------------------------------------------
+
+#: Packages whose client constructors take ``max_retries`` and ``timeout`` (Stainless SDKs and
+#: the LangChain wrappers that pass them through).
+SDK_PACKAGES = frozenset(
+    {"anthropic", "openai", "groq", "cerebras", "together", "fireworks", "mistralai", "langchain_anthropic",
+     "langchain_openai"}
+)
+HTTP_PACKAGES = frozenset({"httpx", "httpx2", "requests", "aiohttp"})
+HTTP_CLIENT_CLASSES = frozenset({"Client", "AsyncClient", "Session", "ClientSession"})
+HTTP_VERBS = frozenset({"get", "post", "put", "patch", "delete", "request", "stream", "send", "head", "options"})
+#: The resource path of a model call: ``client.messages.create``, ``client.chat.completions.create``,
+#: ``client.responses.stream``.
+MODEL_RESOURCES = frozenset({"messages", "completions", "responses"})
+MODEL_METHODS = frozenset({"create", "stream", "parse", "acreate"})
+
+
+def package_of(ctx: SourceContext, node: cst.CSTNode) -> str | None:
+    """Top-level package a call/name resolves to (``httpx2`` for ``h.Client`` after ``import httpx2 as h``)."""
+    for name in ctx.qualified_names(node):
+        return name.split(".", 1)[0]
+    return None
+
+
+def qualified_leaf(ctx: SourceContext, node: cst.CSTNode) -> tuple[str, str] | None:
+    """(package, last name) of what ``node`` resolves to, if it resolves to an import."""
+    for name in sorted(ctx.qualified_names(node)):
+        if "." in name:
+            return name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+    return None
+
+
+def is_client_constructor(ctx: SourceContext, call: cst.CSTNode) -> bool:
+    """``anthropic.Anthropic(...)``, ``openai.AsyncOpenAI(...)``, ``httpx2.Client(...)``,
+    ``aiohttp.ClientSession(...)``, ``requests.Session()``, any alias."""
+    if not isinstance(call, cst.Call):
+        return False
+    resolved = qualified_leaf(ctx, call)
+    if resolved is None:
+        return False
+    package, leaf = resolved
+    if package in HTTP_PACKAGES:
+        return leaf in HTTP_CLIENT_CLASSES
+    return package in SDK_PACKAGES and leaf[:1].isupper() and not leaf.endswith(("Error", "Timeout"))
+
+
+def _annotation_is_client(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """A parameter annotated with a client class (``client: httpx2.AsyncClient``)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    func = ctx.enclosing_function(expr)
+    if func is None:
+        return False
+    for param in [*func.params.params, *func.params.kwonly_params, *func.params.posonly_params]:
+        if param.name.value == expr.value and param.annotation is not None:
+            for node in ctx.descendants(param.annotation.annotation, m.Name() | m.Attribute()):
+                if qualified_leaf(ctx, node) and is_client_constructor(ctx, cst.Call(func=node)):
+                    return True
+    return False
+
+
+def is_client(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """Whether ``expr`` holds an SDK or HTTP client: bound to a client constructor, annotated
+    with a client class, or named as one (``client``, ``session``, ``http``)."""
+    if any(is_client_constructor(ctx, value) for value in bound_values(ctx, expr)):
+        return True
+    if _annotation_is_client(ctx, expr):
+        return True
+    return bool(tokens(leaf_name(expr)) & {"client", "session", "http", "httpx"})
+
+
+def is_model_call(call: cst.CSTNode) -> bool:
+    """A call on a model API resource: ``x.messages.create``, ``x.chat.completions.stream``..."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return False
+    chain = attribute_chain(call.func)
+    return call.func.attr.value in MODEL_METHODS and bool(MODEL_RESOURCES & set(chain[:-1]))
+
+
+def is_http_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
+    """An HTTP request: ``httpx2.post``/``requests.get``/``aiohttp.request`` or a verb on a client."""
+    if not isinstance(call, cst.Call):
+        return False
+    resolved = qualified_leaf(ctx, call)
+    if resolved is not None and resolved[0] in HTTP_PACKAGES and resolved[1] in HTTP_VERBS:
+        return True
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS and is_client(ctx, func.value)
+
+
+def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """Whether ``expr`` opens a streamed response that holds a connection until released:
+    a model or HTTP call with ``stream=True``, ``.messages.stream(...)``, ``client.stream(...)``,
+    ``.with_streaming_response.``, an aiohttp request (its body is read lazily)."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if not isinstance(expr, cst.Call):
+        return False
+    flag = keyword(expr, "stream")
+    if flag is not None and is_literal(flag.value, "True") and (is_model_call(expr) or is_http_call(ctx, expr)):
+        return True
+    chain = attribute_chain(expr.func)
+    if "with_streaming_response" in chain:
+        return True
+    if chain and chain[-1] == "stream" and (is_model_call(expr) or is_http_call(ctx, expr)):
+        return True
+    return False
+
+
+def is_stream_value(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """A variable holding a streamed response: bound to a streaming producer, or named for one."""
+    if any(streaming_producer(ctx, value) for value in bound_values(ctx, expr)):
+        return True
+    return bool(tokens(leaf_name(expr)) & {"stream", "response", "resp", "sse"})
+
+
+# -- stream markers ---------------------------------------------------------------------------
+
+#: Events/lines that end a turn, per provider: Anthropic ``message_stop``, OpenAI chat ``[DONE]``,
+#: OpenAI Responses ``response.completed`` (Realtime ``response.done``), Bedrock ``messageStop``,
+#: Cohere ``message-end``/``stream-end``.
+STOP_MARKERS = frozenset(
+    {"message_stop", "[DONE]", "response.completed", "response.done", "messageStop", "message-end", "stream-end"}
+)
+#: Event classes of those markers (``anthropic.types.RawMessageStopEvent``...), matched by suffix.
+STOP_EVENT_CLASSES = ("MessageStopEvent", "ResponseCompletedEvent")
+
+#: Events that belong to a streamed response; a function mentioning them handles stream events.
+STREAM_EVENT_MARKERS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
+     "message_stop", "text_delta", "input_json_delta", "contentBlockStart", "contentBlockDelta",
+     "contentBlockStop", "messageStart", "messageStop", "[DONE]"}
+)
+STREAM_EVENT_WORDS = frozenset({"event", "events", "evt", "ev", "chunk", "chunks", "delta", "deltas", "sse"})
+
+#: Stop reasons meaning the output limit cut the answer.
+LENGTH_MARKERS = frozenset({"max_tokens", "length", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded"})
+LENGTH_ENUM_MEMBERS = frozenset({"MAX_TOKENS", "LENGTH", "MAX_OUTPUT_TOKENS"})
+#: Stop reasons of a normal end, used to recognise reason-mapping dicts.
+NORMAL_END_MARKERS = frozenset({"end_turn", "stop", "stop_sequence", "completed", "STOP"})
+
+
+def stop_marker(value: str | None) -> bool:
+    """``"message_stop"``, ``"[DONE]"``, ``"data: [DONE]"``, ``"event: message_stop"``..."""
+    if value is None:
+        return False
+    text = value.strip()
+    for prefix in ("data:", "event:"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :].strip()
+    return text in STOP_MARKERS
+
+
+def _marker_in(node: cst.CSTNode) -> bool:
+    if stop_marker(string_value(node)):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return any(stop_marker(string_value(element.value)) for element in node.elements)
+    return False
+
+
+def _stop_class(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_stop_class(ctx, element.value) for element in node.elements)
+    names = {name.rsplit(".", 1)[-1] for name in ctx.qualified_names(node)} | {leaf_name(node) or ""}
+    return any(name.endswith(STOP_EVENT_CLASSES) for name in names)
+
+
+def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
+    """True if ``test`` says "this is the end-of-turn marker", False if it says "this is not",
+    None if it is not about the marker. Comparisons, ``in``, ``startswith``/``endswith`` and
+    ``isinstance(event, RawMessageStopEvent)`` count; ``not`` flips."""
+    inner = negated(test)
+    if inner is not None:
+        result = stop_test(ctx, inner)
+        return None if result is None else not result
+    parts = single_comparison(test)
+    if parts is not None:
+        left, op, right = parts
+        if not (_marker_in(left) or _marker_in(right)):
+            return None
+        if isinstance(op, (cst.Equal, cst.Is, cst.In)):
+            return True
+        if isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn)):
+            return False
+        return None
+    if isinstance(test, cst.Call):
+        method = leaf_name(test.func) if isinstance(test.func, cst.Attribute) else None
+        if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value):
+            return True
+        if m.matches(test.func, m.Name("isinstance")) and len(test.args) == 2 and _stop_class(ctx, test.args[1].value):
+            return True
+    return None
+
+
+def _pattern_has_marker(ctx: SourceContext, pattern: cst.CSTNode) -> bool:
+    for node in ctx.descendants(pattern, m.MatchValue() | m.MatchClass()):
+        if isinstance(node, cst.MatchValue) and stop_marker(string_value(node.value)):
+            return True
+        if isinstance(node, cst.MatchClass) and _stop_class(ctx, node.cls):
+            return True
+    return False
+
+
+def stop_branches(ctx: SourceContext) -> list[cst.BaseSuite]:
+    """Bodies that run only once the end-of-turn marker arrived: ``if event.type ==
+    "message_stop": ...`` (also as an ``elif`` or one ``and`` operand) and ``case "message_stop":``."""
+
+    def compute() -> list[cst.BaseSuite]:
+        found: list[cst.BaseSuite] = []
+        for node in ctx.nodes(cst.If):
+            leaves = list(condition_leaves(node.test))
+            conjunction = all(isinstance(b.operator, cst.And) for b in _boolean_nodes(node.test))
+            if (len(leaves) == 1 or conjunction) and any(stop_test(ctx, leaf) is True for leaf in leaves):
+                found.append(node.body)
+        for case in ctx.nodes(cst.MatchCase):
+            if _pattern_has_marker(ctx, case.pattern):
+                found.append(case.body)
+        return found
+
+    return _cached(ctx, "stop_branches", compute)
+
+
+def _assignments_in(block: cst.BaseSuite) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Assignments made directly by a branch (not in a loop or a nested block inside it)."""
+    for node in statements(block):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                yield target.target, node.value
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            yield node.target, node.value
+
+
+def in_stop_branch(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` runs only once the marker arrived: a check there is no completeness check."""
+    branches = {id(body) for body in stop_branches(ctx)}
+    return any(id(ancestor) in branches for ancestor in ctx.ancestors(node))
+
+
+def stop_flags(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """Targets that record "the end-of-turn marker arrived": assigned (anything but
+    ``False``/``None``) inside a stop branch, or assigned a stop test (``done = line == "[DONE]"``,
+    ``saw |= event.type == "message_stop"``). Returned as the assignment targets."""
+
+    def compute() -> list[cst.BaseExpression]:
+        flags: list[cst.BaseExpression] = []
+        for body in stop_branches(ctx):
+            for target, value in _assignments_in(body):
+                if isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)) and not is_literal(
+                    value, "False", "None"
+                ):
+                    flags.append(target)
+        for node in ctx.nodes(cst.Assign) + ctx.nodes(cst.AugAssign):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.value)):
+                flags.extend(t for t in targets if isinstance(t, (cst.Name, cst.Attribute, cst.Subscript)))
+        return flags
+
+    return _cached(ctx, "stop_flags", compute)
+
+
+def is_stop_flag(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """Whether ``expr`` reads a variable recorded by :func:`stop_flags` (same function/class)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+        return False
+    return any(same_place(ctx, flag, expr) for flag in stop_flags(ctx))
+
+
+def is_reason_field(expr: cst.CSTNode) -> bool:
+    """``stop_reason``/``finish_reason``/``finishReason``/``stopReason`` however it is read."""
+    words = tokens(leaf_name(expr))
+    return "reason" in words and bool(words & {"stop", "finish"})
+
+
+def handles_stream_events(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in a function that processes stream events: it takes an
+    event/chunk/delta, is named for one, or itself mentions stream event types."""
+    func = ctx.enclosing_function(node)
+    if func is None:
+        return False
+    if any(_last_word(p) in STREAM_EVENT_WORDS for p in parameters(func)):
+        return True
+    if tokens(func.name.value) & (STREAM_EVENT_WORDS | {"block", "blocks"}):
+        return True
+    return _cached(ctx, f"markers:{id(func)}", lambda: _mentions_events(ctx, func))
+
+
+def _last_word(name: str) -> str:
+    """``raw_event`` -> ``event``; ``chunk_size`` -> ``size`` (a size is no chunk)."""
+    parts = re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name).strip("_"))
+    return parts[-1].lower() if parts else ""
+
+
+def _mentions_events(ctx: SourceContext, scope: cst.CSTNode) -> bool:
+    for string in ctx.descendants(scope, m.SimpleString()):
+        value = string_value(string)
+        if value is not None and (value in STREAM_EVENT_MARKERS or value.startswith("response.")):
+            return True
+    return False
+
+
+#: Wrappers that bound an await, and the position/name of their limit argument.
+ASYNC_LIMITS: dict[str, tuple[int, str]] = {
+    "asyncio.wait_for": (1, "timeout"),
+    "asyncio.timeout": (0, "delay"),
+    "asyncio.timeout_at": (0, "when"),
+    "async_timeout.timeout": (0, "delay"),
+    "anyio.fail_after": (0, "delay"),
+    "anyio.move_on_after": (0, "delay"),
+    "trio.fail_after": (0, "seconds"),
+    "trio.move_on_after": (0, "seconds"),
+}
+#: Calls that wait for the next piece of a stream (or for the response itself).
+STREAM_READS = frozenset(
+    {"anext", "__anext__", "read", "readline", "readany", "readchunk", "readuntil", "readexactly", "recv",
+     "receive", "get", "iter_any", "iter_chunked", "iter_lines", "iter_bytes", "iter_text", "aiter_lines",
+     "aiter_bytes", "aiter_text", "aiter_raw", "wait_for_event", "next_event"}
+)
+
+
+def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """An ``async for``, a next-chunk read, a model call or an HTTP request inside ``node``."""
+    if ctx.descendants(node, m.For(asynchronous=m.Asynchronous())):
+        return True
+    for call in ctx.descendants(node, m.Call()):
+        if leaf_name(call.func) in STREAM_READS or is_model_call(call) or is_http_call(ctx, call):
+            return True
+    return False
+
+
+def has_other_timeout(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` bounds something with a timeout (``anyio.fail_after``, ``wait_for``, a call with
+    ``timeout=``) and reads no stream: a ``TimeoutError`` there is a tool's or a lock's."""
+    if reads_stream(ctx, node):
+        return False
+    for call in ctx.descendants(node, m.Call()):
+        if keyword(call, "timeout") is not None or ctx.qualified_names(call) & set(ASYNC_LIMITS):
+            return True
+    return False
+
+
+# -- rewriting helpers ------------------------------------------------------------------------
+
+
+def without_element(node: cst.Tuple | cst.List | cst.Set, element: cst.Element) -> cst.BaseExpression | None:
+    """``node`` minus ``element``, keeping a one-element tuple a tuple; None if nothing is left."""
+    remaining = [e for e in node.elements if e is not element]
+    if not remaining:
+        return None
+    if node.elements[-1] is element:
+        remaining[-1] = remaining[-1].with_changes(comma=element.comma)
+    if isinstance(node, cst.Tuple) and len(remaining) == 1 and remaining[0].comma is cst.MaybeSentinel.DEFAULT:
+        remaining[0] = remaining[0].with_changes(comma=cst.Comma())
+    return node.with_changes(elements=remaining)
+
+
+def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` minus ``arg``; the new last argument takes over the removed one's comma."""
+    remaining = [a for a in call.args if a is not arg]
+    if remaining and call.args[-1] is arg:
+        remaining[-1] = remaining[-1].with_changes(comma=arg.comma)
+    return call.with_changes(args=remaining)
+
+
+def with_arg_value(call: cst.Call, arg: cst.Arg, value: cst.BaseExpression) -> cst.Call:
+    return call.with_changes(args=[a.with_changes(value=value) if a is arg else a for a in call.args])
+
+
+def pass_statement(like: cst.CSTNode | None = None) -> cst.BaseSmallStatement:
+    return cst.Pass()
+
+
+def first(items: Iterable[object]) -> object | None:
+    return next(iter(items), None)
+
+
+def sequence_elements(node: cst.CSTNode) -> Sequence[cst.BaseElement]:
+    return node.elements if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else ()

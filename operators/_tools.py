@@ -1,0 +1,621 @@
+"""Shared vocabulary of the tool operators: tool results and tool-contract checks, by meaning.
+
+Agent loops spell the same things many ways. A *tool result* is an Anthropic
+``{"type": "tool_result", "tool_use_id": ..., "content": ...}`` block (or ``ToolResultBlockParam(...)``),
+an OpenAI Chat Completions ``{"role": "tool", "tool_call_id": ..., "content": ...}`` message, a
+Responses API ``{"type": "function_call_output", "call_id": ..., "output": ...}`` item, a legacy
+``{"role": "function", "content": ...}`` message, an MCP ``CallToolResult(content=..., isError=...)``
+or a project's own dataclass/pydantic model/TypedDict with those fields -- built as a dict literal,
+with ``dict(...)``, with keywords, or positionally when the class is defined in the same file.
+Method calls that merely *mention* those fields (``journal.record(tool_use_id=..., is_error=...)``)
+are not tool results: only constructors are.
+
+A *contract check* is a guard -- a leaf of an ``if``/``elif``/``assert``/conditional-expression
+test, reached through ``and``/``or``/``not`` only -- one of whose branches refuses (raises, or
+answers with an error, or leaves early) while the other carries on. :func:`bypass` returns the
+literal that makes such a guard never refuse, whatever the polarity it was written in
+(``if name not in tools: refuse`` and ``if name in tools: run() else: refuse`` alike).
+
+Identifiers and keys are split into lower-case words (``ALLOWED_TOOLS`` -> ``allowed``, ``tools``;
+``requiresApproval`` -> ``requires``, ``approval``) so vocabulary matches whole words only.
+Nothing in here yields mutations; the operator modules decide what to change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+
+# -- words ------------------------------------------------------------------------------------
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@lru_cache(maxsize=8192)
+def words(text: str) -> frozenset[str]:
+    """Lower-case words of identifiers, keys and string contents in ``text``."""
+    return frozenset(part for part in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", text).lower()) if part)
+
+
+def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
+    return words(ctx.code(node))
+
+
+def final_name(node: cst.CSTNode) -> str | None:
+    """The name a reader calls a callee or value by: ``self.tools.get`` -> ``get``."""
+    if isinstance(node, cst.Await):
+        node = node.expression
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    """The value of a plain (non f-) string literal."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_literal(node: cst.CSTNode) -> bool:
+    """A constant whose value no tool outcome can change."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, cst.UnaryOperation):
+        return is_literal(node.expression)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary))
+
+
+_SKIPPED_FIELDS = frozenset(
+    {"lpar", "rpar", "comma", "semicolon", "colon", "dot", "equal", "first_colon", "second_colon",
+     "leading_lines", "lines_after_decorators", "header", "footer", "newline", "trailing_whitespace"}
+)
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The syntactic children of ``node`` (punctuation and whitespace left out), in no
+    particular order. ``CSTNode.children`` re-runs libcst's visitor for every node, which made
+    scanning a function cost more than parsing the file."""
+    names = _NODE_FIELDS.get(type(node))
+    if names is None:
+        names = _NODE_FIELDS[type(node)] = tuple(
+            f.name for f in dataclasses.fields(node)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, not entering nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(_children(current))
+
+
+# -- vocabulary -------------------------------------------------------------------------------
+
+#: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
+TOOL_NOUNS = frozenset(
+    {"tool", "tools", "handler", "handlers", "fn", "func", "function", "functions", "callable", "impl",
+     "implementation"}
+)
+_INVOKE_VERBS = frozenset({"invoke", "ainvoke", "dispatch", "execute", "run", "arun", "call", "acall", "apply"})
+_CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
+#: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
+_NOT_INVOKING = frozenset(
+    {"get", "find", "lookup", "load", "register", "make", "build", "create", "list", "describe", "resolve",
+     "select", "format", "render", "log", "result", "results", "error", "errors", "message", "messages",
+     "output", "outputs", "response", "schema", "schemas", "definition", "definitions", "calls", "name",
+     "names", "spec", "specs", "param", "params", "choice", "extract", "parse"}
+)
+#: Collections that hold the tools the model may call.
+REGISTRY_WORDS = frozenset(
+    {"tools", "tool", "registry", "handlers", "functions", "allowed", "allowlist", "whitelist", "available",
+     "permitted", "enabled", "registered", "known", "toolbox", "toolset", "toolkit", "catalog", "catalogue"}
+)
+#: Collections that hold tools the model may *not* call (membership refuses).
+DENY_WORDS = frozenset({"disabled", "blocked", "denied", "banned", "blacklist", "denylist", "blocklist", "forbidden"})
+_TOOLISH = frozenset(
+    {"tool", "tools", "function", "functions", "fn", "func", "handler", "handlers", "registry", "toolbox",
+     "toolset", "toolkit"}
+)
+#: The arguments the model passed to a tool.
+ARG_WORDS = frozenset({"args", "arguments", "argument", "arg", "kwargs", "params", "parameters", "input", "inputs"})
+#: Words of free text that merely contain ``input``: a REPL line is not a tool's arguments.
+_NOT_ARGS = frozenset({"user", "prompt", "line", "text", "query", "message", "stdin"})
+#: Things that say "this branch refuses": error results, refusal reasons.
+_REFUSAL_WORDS = frozenset(
+    {"error", "errors", "err", "unknown", "invalid", "denied", "deny", "refuse", "refused", "refusal",
+     "reject", "rejected", "forbidden", "unauthorized", "unauthorised", "disallowed", "permission",
+     "missing", "cancelled", "canceled", "declined", "abort", "aborted", "fail", "failed", "failure",
+     "required", "unexpected", "violation", "mismatch", "wrong", "unsupported", "illegal", "must", "cannot"}
+)
+_NEGATED = re.compile(r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b", re.I)
+#: Function/class/parameter words that put a function in charge of tool calls.
+TOOL_CONTEXT_WORDS = _CALLER_NOUNS | {"call", "calls", "dispatch", "execute", "invoke"}
+
+
+# -- constructs with named fields -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fields:
+    """A dict literal, ``dict(...)`` call or constructor call read as field name -> value node."""
+
+    node: cst.Dict | cst.Call
+    values: dict[str, cst.BaseExpression]
+    owners: dict[str, cst.CSTNode] = field(default_factory=dict)  # the DictElement/Arg of each field
+
+
+def _class_fields(ctx: SourceContext) -> dict[str, list[str]]:
+    """Annotated fields, in order, of every class defined in this file (dataclass/NamedTuple order)."""
+
+    def compute() -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for cls in ctx.nodes(cst.ClassDef):
+            names = []
+            lines = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+            for line in (x for x in lines if isinstance(x, cst.SimpleStatementLine)):
+                for small in line.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        if "ClassVar" not in ctx.code(small.annotation.annotation):
+                            names.append(small.target.value)
+            found.setdefault(cls.name.value, names)
+        return found
+
+    return ctx.cached(("tools", "class_fields"), compute)
+
+
+def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
+    """``ToolResult(...)``, ``types.CallToolResult(...)``, ``dict(...)``, ``make_tool_result(...)``:
+    a call that builds a value, as opposed to a method that logs or records one."""
+    name = final_name(call)
+    if name is None:
+        return False
+    if name[:1].isupper() or (name == "dict" and "builtins.dict" in ctx.qualified_names(call)):
+        return True
+    parts = words(name)
+    return bool(parts & {"result", "output", "message"}) and bool(parts & (TOOL_NOUNS | {"call"})) and not (
+        parts & {"log", "record", "emit", "trace", "print", "debug", "info", "warn", "warning", "send"}
+    )
+
+
+def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
+    """Read ``node`` as named fields, or None if it is neither a dict literal nor a constructor."""
+    values: dict[str, cst.BaseExpression] = {}
+    owners: dict[str, cst.CSTNode] = {}
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is not None:
+                values[key], owners[key] = element.value, element
+        return Fields(node, values, owners) if values else None
+    if not isinstance(node, cst.Call) or not is_constructor(ctx, node):
+        return None
+    positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+    if positional:
+        name = node.func.value if isinstance(node.func, cst.Name) else None
+        declared = _class_fields(ctx).get(name or "", [])
+        for arg, declared_name in zip(positional, declared):
+            values[declared_name], owners[declared_name] = arg.value, arg
+    for arg in node.args:
+        if arg.keyword is not None:
+            values[arg.keyword.value], owners[arg.keyword.value] = arg.value, arg
+    return Fields(node, values, owners) if values else None
+
+
+# -- tool results -----------------------------------------------------------------------------
+
+_PAYLOAD_KEYS = frozenset({"content", "output", "result", "is_error", "isError"})
+ERROR_FLAG_KEYS = frozenset({"is_error", "isError"})
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result construct: which API's shape it has and where its id and payload are."""
+
+    fields: Fields
+    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp"
+    id_key: str | None
+    content_key: str | None
+
+    @property
+    def node(self) -> cst.Dict | cst.Call:
+        return self.fields.node
+
+    @property
+    def id(self) -> cst.BaseExpression | None:
+        return self.fields.values.get(self.id_key) if self.id_key else None
+
+    @property
+    def content(self) -> cst.BaseExpression | None:
+        return self.fields.values.get(self.content_key) if self.content_key else None
+
+    @property
+    def error_flag(self) -> cst.BaseExpression | None:
+        return next((self.fields.values[k] for k in ERROR_FLAG_KEYS if k in self.fields.values), None)
+
+    @property
+    def label(self) -> str:
+        return {
+            "anthropic": "tool_result",
+            "openai": 'role "tool" message',
+            "responses": "function_call_output",
+            "function": 'role "function" message',
+            "mcp": "CallToolResult",
+        }[self.dialect]
+
+
+def _classify(ctx: SourceContext, fields: Fields) -> ToolResult | None:
+    values = fields.values
+    kind, role = string_value(values.get("type")), string_value(values.get("role"))
+    payload = bool(_PAYLOAD_KEYS & values.keys())
+    if kind == "tool_result" or (kind is None and role is None and "tool_use_id" in values and payload):
+        return ToolResult(fields, "anthropic", "tool_use_id", "content")
+    if kind == "function_call_output" or (kind is None and role is None and {"call_id", "output"} <= values.keys()):
+        return ToolResult(fields, "responses", "call_id", "output")
+    if role == "tool" or (kind is None and role is None and "tool_call_id" in values and payload):
+        return ToolResult(fields, "openai", "tool_call_id", "content")
+    if role == "function":
+        return ToolResult(fields, "function", None, "content")
+    if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
+        return ToolResult(fields, "mcp", None, "content")
+    return None
+
+
+def tool_results(ctx: SourceContext) -> list[ToolResult]:
+    """Every tool result construct in the file, in document order."""
+
+    def compute() -> list[ToolResult]:
+        found = []
+        for node in ctx.findall(m.OneOf(m.Dict(), m.Call())):
+            if in_test(ctx, node):
+                continue
+            fields = fields_of(ctx, node)
+            result = _classify(ctx, fields) if fields else None
+            if result is not None:
+                found.append(result)
+        return found
+
+    return ctx.cached(("tools", "tool_results"), compute)
+
+
+def text_values(ctx: SourceContext, node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The ``text`` of every text block (``{"type": "text", "text": X}``, ``TextContent(...)``,
+    Responses ``input_text``/``output_text``) under ``node``."""
+    found = []
+    for candidate in walk(node):
+        if isinstance(candidate, (cst.Dict, cst.Call)):
+            fields = fields_of(ctx, candidate)
+            kind = string_value(fields.values.get("type")) if fields else None
+            if fields and kind in ("text", "input_text", "output_text") and "text" in fields.values:
+                found.append(fields.values["text"])
+    return found
+
+
+def _assignments(ctx: SourceContext, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Plain ``x = ...``/``x: T = ...``/``(x := ...)`` values by name, for one function (or module)."""
+
+    def compute() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for node in walk(scope):
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)) and node.value is not None:
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    found.setdefault(target.value, []).append(node.value)
+        return found
+
+    return ctx.cached(("tools", "assignments", id(scope)), compute)
+
+
+def local_values(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """Values assigned to ``name`` in the function where it is used (or at module level)."""
+    scope = ctx.enclosing_function(name) or ctx.module
+    return _assignments(ctx, scope).get(name.value, [])
+
+
+# -- tool invocation and tool context ---------------------------------------------------------
+
+def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
+    """``TOOLS[name](**args)``, ``handler(args)``, ``spec.fn(...)``, ``run_tool(...)``,
+    ``session.call_tool(...)``, ``tool.invoke(...)``, ``self.registry.execute(...)``."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        return bool(node_words(ctx, func.value) & (REGISTRY_WORDS | TOOL_NOUNS))
+    name = final_name(call)
+    if not name or name.lstrip("_")[:1].isupper():
+        return False
+    parts = [p for p in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if p]
+    if not parts or parts[0] in _NOT_INVOKING or parts[-1] in _NOT_INVOKING:
+        return False
+    if parts[-1] in TOOL_NOUNS:
+        return True
+    if parts[-1] in _INVOKE_VERBS or parts[0] in _INVOKE_VERBS:
+        return bool((set(parts) | node_words(ctx, func)) & _CALLER_NOUNS)
+    return False
+
+
+def invokes_tool(ctx: SourceContext, nodes: cst.CSTNode | Sequence[cst.CSTNode]) -> bool:
+    """Whether a tool is invoked anywhere in ``nodes`` (outside nested functions)."""
+    tops = [nodes] if isinstance(nodes, cst.CSTNode) else nodes
+    return any(isinstance(n, cst.Call) and is_tool_invocation(ctx, n) for top in tops for n in walk(top))
+
+
+def in_tool_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in code that handles tool calls: a function or class named for it
+    (``run_tool``, ``Executor``, ``dispatch``), taking a tool call (``tool_call``, ``spec``), or
+    invoking a tool / building a tool result itself."""
+    for owner in ctx.ancestors(node):
+        if isinstance(owner, cst.ClassDef) and words(owner.name.value) & TOOL_CONTEXT_WORDS:
+            return True
+        if isinstance(owner, cst.FunctionDef):
+            if words(owner.name.value) & TOOL_CONTEXT_WORDS or node_words(ctx, owner.params) & TOOL_CONTEXT_WORDS:
+                return True
+            if invokes_tool(ctx, owner.body) or any(
+                ctx.enclosing_function(result.node) is owner for result in tool_results(ctx)
+            ):
+                return True
+    return False
+
+
+# -- guards -----------------------------------------------------------------------------------
+
+def guard_of(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.CSTNode, bool] | None:
+    """The ``if``/``assert``/conditional expression whose test ``operand`` is a leaf of, and
+    whether the test is true when ``operand`` is (false under an odd number of ``not``)."""
+    sense, node = True, operand
+    for parent in ctx.ancestors(operand):
+        if isinstance(parent, (cst.If, cst.Assert, cst.IfExp)) and parent.test is node:
+            return parent, sense
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            sense = not sense
+        elif not isinstance(parent, cst.BooleanOperation):
+            return None
+        node = parent
+    return None
+
+
+def guard_leaves(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of ``and``/``or``/``not`` in a test, left to right."""
+    if isinstance(test, cst.BooleanOperation):
+        return guard_leaves(test.left) + guard_leaves(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return guard_leaves(test.expression)
+    return [test]
+
+
+def refusal_level(ctx: SourceContext, nodes: Sequence[cst.CSTNode]) -> int:
+    """2: the branch raises or answers with an error; 1: it only leaves early (``return``,
+    ``continue``, ``break``); 0: it carries on, or runs the tool."""
+    if invokes_tool(ctx, nodes):
+        return 0
+    inner = [n for node in nodes for n in walk(node)]
+    text = " ".join(ctx.code(node) for node in nodes)
+    if any(isinstance(n, cst.Raise) for n in inner) or words(text) & _REFUSAL_WORDS or _NEGATED.search(text):
+        return 2
+    if any(isinstance(n, (cst.Return, cst.Continue, cst.Break)) for n in inner):
+        return 1
+    return 0
+
+
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _exits(statement: cst.CSTNode) -> bool:
+    """A simple statement line (or one-line suite) that leaves: return/raise/continue/break."""
+    return isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and any(
+        isinstance(small, _EXITS) for small in statement.body
+    )
+
+
+def _implicit_else(ctx: SourceContext, guard: cst.If) -> list[cst.CSTNode]:
+    """After ``if ok: return run()``, the simple statements that follow, up to the one that
+    leaves, are the else branch (``log(...); return "unknown tool"``). Anything else after the
+    guard is the rest of the function, not a branch of it."""
+    body = guard.body
+    if not (_exits(body) or (isinstance(body, cst.IndentedBlock) and body.body and _exits(body.body[-1]))):
+        return []
+    siblings = getattr(ctx.parent(guard), "body", ())
+    if not isinstance(siblings, (list, tuple)):
+        return []
+    index = next((i for i, stmt in enumerate(siblings) if stmt is guard), len(siblings))
+    following: list[cst.CSTNode] = []
+    for statement in siblings[index + 1 :]:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return []
+        following.append(statement)
+        if _exits(statement):
+            return following
+    return []
+
+
+def branches(ctx: SourceContext, guard: cst.CSTNode) -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
+    """What runs when the guard's test is true, and what runs when it is false. For an ``assert``
+    the false side is the failure itself (represented by the assert)."""
+    if isinstance(guard, cst.Assert):
+        return [], [guard]
+    if isinstance(guard, cst.IfExp):
+        return [guard.body], [guard.orelse]
+    assert isinstance(guard, cst.If)
+    return [guard.body], ([guard.orelse] if guard.orelse else _implicit_else(ctx, guard))
+
+
+def force(sense: bool, test_value: bool) -> cst.Name:
+    """The literal an operand must become for its test to come out as ``test_value``."""
+    return cst.Name("True" if test_value == sense else "False")
+
+
+def bypass(ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False) -> cst.Name | None:
+    """The literal (``True``/``False``) that stops the guard ``operand`` belongs to from ever
+    refusing, or None if ``operand`` is not a leaf of a guard with exactly one refusing side.
+
+    ``strict`` asks for an unmistakable refusal (a raise or an error answer), not just an early exit.
+    """
+    found = guard_of(ctx, operand)
+    if found is None:
+        return None
+    guard, sense = found
+    if isinstance(guard, cst.Assert):
+        on_true, on_false = 0, 2
+    else:
+        when_true, when_false = branches(ctx, guard)
+        on_true, on_false = refusal_level(ctx, when_true), refusal_level(ctx, when_false)
+    if on_true == on_false or max(on_true, on_false) < (2 if strict else 1):
+        return None
+    return force(sense, test_value=on_true < on_false)
+
+
+def in_test(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """Inside a pytest test function: its asserts and expected values are not agent code."""
+    return any(isinstance(a, cst.FunctionDef) and a.name.value.startswith("test") for a in ctx.ancestors(node))
+
+
+def guards(ctx: SourceContext) -> list[cst.If | cst.Assert | cst.IfExp]:
+    """Every ``if``/``elif``/``assert``/conditional expression outside test functions."""
+
+    def compute() -> list[cst.If | cst.Assert | cst.IfExp]:
+        return [g for g in ctx.findall(m.OneOf(m.If(), m.Assert(), m.IfExp())) if not in_test(ctx, g)]
+
+    return ctx.cached(("tools", "guards"), compute)
+
+
+def guard_operands(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """Every leaf of every guard's test (see :func:`guards`), in document order."""
+    return ctx.cached(("tools", "guard_operands"), lambda: [leaf for g in guards(ctx) for leaf in guard_leaves(g.test)])
+
+
+def assigned_from(ctx: SourceContext, name: cst.Name, predicate: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Whether ``name`` is assigned, in its function, from a value satisfying ``predicate``."""
+    return any(predicate(value) for value in local_values(ctx, name))
+
+
+def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
+    return (n for n in walk(node) if isinstance(n, cst.Name))
+
+
+# -- tool arguments and their validation -----------------------------------------------------
+
+_VALIDATE_WORDS = frozenset(
+    {"validate", "validates", "validation", "validator", "valid", "violation", "violations", "conforms", "verify"}
+)
+_CHECK_SUBJECTS = ARG_WORDS | {"schema", "required", "types"}
+#: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
+PYDANTIC_VALIDATORS = frozenset(
+    {"model_validate", "model_validate_json", "parse_obj", "parse_raw", "validate_python", "validate_json"}
+)
+
+
+def mentions_arguments(ctx: SourceContext, expr: cst.CSTNode) -> bool:
+    """``args``, ``call.input``, ``tc.function.arguments``, ``kwargs["city"]`` -- but not
+    ``user_input``: free text merely named like an input is not a tool's arguments."""
+    found = node_words(ctx, expr)
+    hits = found & ARG_WORDS
+    return bool(hits) and not (hits <= {"input", "inputs"} and found & _NOT_ARGS)
+
+
+def from_arguments(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is, or was read from, the tool's arguments: ``key`` in
+    ``for key, value in arguments.items()`` and ``city = args["city"]`` count."""
+    if mentions_arguments(ctx, expr):
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    scope = ctx.enclosing_function(expr) or ctx.module
+    for loop in walk(scope):
+        if isinstance(loop, (cst.For, cst.CompFor)) and mentions_arguments(ctx, loop.iter):
+            if any(n.value == expr.value for n in names_in(loop.target)):
+                return True
+    return any(mentions_arguments(ctx, value) for value in local_values(ctx, expr))
+
+
+def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
+    """``jsonschema.validate(args, schema)``, ``validator.is_valid(args)``, ``validate_args(...)``,
+    ``schema_violation(schema, call.input)``, ``check_arguments(...)`` -- a check of the tool's
+    arguments. ``validate_config(config)`` is not: neither its name nor its input is arguments."""
+    name = final_name(call)
+    if not name or name in PYDANTIC_VALIDATORS:
+        return False
+    own = words(name)
+    validating = own & _VALIDATE_WORDS or ("check" in own and own & _CHECK_SUBJECTS) or (
+        "errors" in own and node_words(ctx, call.func) & {"validator", "schema"}
+    )
+    if not validating:
+        return False
+    return bool(own & _CHECK_SUBJECTS) or any(from_arguments(ctx, arg.value) for arg in call.args)
+
+
+# -- edits ------------------------------------------------------------------------------------
+
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.FormattedString, cst.List,
+    cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Integer, cst.Float,
+)
+
+
+def atom(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` parenthesised unless it already binds tighter than a subscript or ``+``."""
+    if isinstance(expr, _ATOMS) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def first_chars(expr: cst.BaseExpression, n: int = 10) -> cst.Subscript:
+    """``expr[:n]``."""
+    return cst.Subscript(
+        value=atom(expr), slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=cst.Integer(str(n))))]
+    )
+
+
+def without(container: cst.Call | cst.Dict, item: cst.CSTNode) -> cst.Call | cst.Dict:
+    """The call without one argument, or the dict literal without one element."""
+    items = list(container.args if isinstance(container, cst.Call) else container.elements)
+    position = items.index(item)
+    del items[position]
+    if items and position == len(items):  # removed the last one: do not leave its comma behind
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if isinstance(container, cst.Call):
+        return container.with_changes(args=items)
+    return container.with_changes(elements=items)
+
+
+def empty_like(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """An empty value of the kind ``expr`` builds: ``{}`` for a dict literal, ``[]`` for a
+    list, ``""`` for text (f-strings, ``str(e)``, ``json.dumps(...)``, concatenations), else None."""
+    if isinstance(expr, (cst.Dict, cst.DictComp)):
+        return cst.Dict([])
+    if isinstance(expr, (cst.List, cst.ListComp)):
+        return cst.List([])
+    if isinstance(expr, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation)):
+        return cst.SimpleString('""')
+    if isinstance(expr, cst.Call) and final_name(expr) in ("str", "repr", "dumps", "format", "format_exc", "join"):
+        return cst.SimpleString('""')
+    return None

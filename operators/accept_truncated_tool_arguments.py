@@ -1,0 +1,229 @@
+"""accept-truncated-tool-arguments: tool-call arguments that are not complete JSON are accepted as ``{}``.
+
+Tool arguments stream in as partial JSON; a stream cut (or a ``max_tokens`` stop) in the middle of
+a call leaves text that does not parse. Failing the turn lets the loop retry; falling back to
+``{}`` runs the tool with arguments the model never finished writing - a search for nothing, or a
+side effect with defaults nobody chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    DECODE_ERROR_CATCHERS,
+    JSON_PARSERS,
+    PYDANTIC_JSON_PARSERS,
+    leaf_name,
+    statements,
+    tokens,
+)
+
+#: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
+#: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).
+ARGUMENT_WORDS = frozenset(
+    {"arguments", "argument", "args", "arg", "partial", "tool", "tools", "function", "params", "parameters",
+     "input"}
+)
+EMPTY = cst.Dict(elements=[])
+
+
+class AcceptTruncatedToolArguments(Operator):
+    name = "accept-truncated-tool-arguments"
+    description = "Tool-call arguments that are not complete JSON are accepted as {} instead of failing."
+    failure = (
+        "A tool call cut mid-arguments (stream dropped, max_tokens) runs with {} instead of failing the "
+        "turn: the tool does something the model never asked for, and the retry never happens."
+    )
+    hint = (
+        "Script a tool_use whose input_json_delta stops mid-object (e.g. '{\"city\": \"Par') and assert "
+        "the tool was not executed and the turn failed or was retried."
+    )
+    examples = (
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def parse_arguments(tool_call):\n"
+                "    try:\n"
+                "        args = json.loads(tool_call.function.arguments)\n"
+                "    except json.JSONDecodeError as exc:\n"
+                "        raise BadToolCall(tool_call.id) from exc\n"
+                "    return args\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def parse_arguments(tool_call):\n"
+                "    try:\n"
+                "        args = json.loads(tool_call.function.arguments)\n"
+                "    except json.JSONDecodeError as exc:\n"
+                "        args = {}\n"
+                "    return args\n"
+            ),
+            note="openai SDK tool call: the raise becomes a {} fallback",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def finish_block(block):\n"
+                "    if block['type'] == 'tool_use':\n"
+                "        block['input'] = json.loads(block.pop('partial_json') or '{}')\n"
+                "    return block\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def finish_block(block):\n"
+                "    if block['type'] == 'tool_use':\n"
+                "        try:\n"
+                "            block['input'] = json.loads(block.pop('partial_json') or '{}')\n"
+                "        except ValueError:\n"
+                "            block['input'] = {}\n"
+                "    return block\n"
+            ),
+            note="anthropic dict events with no handler at all: wrapped in a lenient try",
+        ),
+        Example(
+            before=(
+                "from pydantic import BaseModel, ValidationError\n"
+                "\n"
+                "class SearchArgs(BaseModel):\n"
+                "    query: str = ''\n"
+                "\n"
+                "async def run_search(call):\n"
+                "    try:\n"
+                "        return await search(SearchArgs.model_validate_json(call.arguments))\n"
+                "    except ValidationError:\n"
+                "        return ToolResult(call.id, 'arguments are not valid JSON', is_error=True)\n"
+            ),
+            after=(
+                "from pydantic import BaseModel, ValidationError\n"
+                "\n"
+                "class SearchArgs(BaseModel):\n"
+                "    query: str = ''\n"
+                "\n"
+                "async def run_search(call):\n"
+                "    try:\n"
+                "        return await search(SearchArgs.model_validate_json(call.arguments))\n"
+                "    except ValidationError:\n"
+                "        return await search({})\n"
+            ),
+            note="async, pydantic model validated from the raw arguments",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def events(lines):\n"
+                "    for line in lines:\n"
+                "        try:\n"
+                "            yield json.loads(line[6:])\n"
+                "        except json.JSONDecodeError:\n"
+                "            continue\n"
+            ),
+            note="SSE data lines are not tool arguments",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def load_args(raw_args):\n"
+                "    try:\n"
+                "        args = json.loads(raw_args)\n"
+                "    except KeyError:\n"
+                "        raise\n"
+                "    except json.JSONDecodeError:\n"
+                "        args = {}\n"
+                "    return args\n"
+            ),
+            note="already lenient, and a handler that cannot see a decode error",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for call in ctx.findall(m.Call()):
+            if not _parses_tool_arguments(ctx, call):
+                continue
+            line = ctx.enclosing(call, cst.SimpleStatementLine)
+            if line is None or ctx.enclosing(call, (cst.Lambda, cst.CompFor)) is not None:
+                continue
+            fallback = line.deep_replace(call, EMPTY)
+            handlers = _decode_handlers(ctx, line)
+            if handlers is None:
+                yield Mutation(line, _lenient_try(line, fallback), "unparseable tool arguments become {}")
+                continue
+            for handler in handlers:
+                for statement in _failing_statements(handler):
+                    yield Mutation(statement, fallback, "unparseable tool arguments become {} instead of an error")
+
+
+def _parses_tool_arguments(ctx: SourceContext, call: cst.Call) -> bool:
+    """``json.loads(...)``/``Model.model_validate_json(...)`` of text, or into a target, that
+    names tool arguments."""
+    if not call.args:
+        return False
+    parser = bool(ctx.qualified_names(call) & JSON_PARSERS) or leaf_name(call.func) in PYDANTIC_JSON_PARSERS
+    if not parser:
+        return False
+    words = {w for n in ctx.descendants(call.args[0].value, m.Name() | m.SimpleString()) for w in _words(n)}
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Assign):
+        words |= {w for t in parent.targets for n in ctx.descendants(t, m.Name() | m.SimpleString()) for w in _words(n)}
+    if leaf_name(call.func) in PYDANTIC_JSON_PARSERS:
+        words |= tokens(leaf_name(call.func.value)) if isinstance(call.func, cst.Attribute) else set()
+    return bool(words & ARGUMENT_WORDS)
+
+
+def _words(node: cst.Name | cst.SimpleString) -> set[str]:
+    return tokens(node.value)
+
+
+def _decode_handlers(ctx: SourceContext, line: cst.SimpleStatementLine) -> list[cst.ExceptHandler] | None:
+    """Handlers of the innermost ``try`` whose body holds ``line`` and that would catch a decode
+    error; None when no such try exists in the function."""
+    for ancestor in ctx.ancestors(line):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        if isinstance(ancestor, (cst.ExceptHandler, cst.Finally, cst.Else)):
+            return None
+        if isinstance(ancestor, cst.Try):
+            catching = [h for h in ancestor.handlers if _catches_decode_error(ctx, h)]
+            if catching:
+                return catching
+    return None
+
+
+def _catches_decode_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(ctx.qualified_names(t) & DECODE_ERROR_CATCHERS for t in types)
+
+
+def _failing_statements(handler: cst.ExceptHandler) -> Iterator[cst.SimpleStatementLine]:
+    """Top-level lines of the handler that raise or leave: each becomes the fallback."""
+    if not isinstance(handler.body, cst.IndentedBlock):
+        return
+    for line in handler.body.body:
+        if isinstance(line, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Raise, cst.Return, cst.Continue, cst.Break)) for s in statements(cst.IndentedBlock([line]))
+        ):
+            yield line
+
+
+def _lenient_try(line: cst.SimpleStatementLine, fallback: cst.SimpleStatementLine) -> cst.Try:
+    """``try: <line> except ValueError: <fallback>`` (``JSONDecodeError`` and pydantic's
+    ``ValidationError`` are both ``ValueError``s)."""
+    return cst.Try(
+        body=cst.IndentedBlock([line.with_changes(leading_lines=[])]),
+        handlers=[cst.ExceptHandler(body=cst.IndentedBlock([fallback.with_changes(leading_lines=[])]),
+                                    type=cst.Name("ValueError"))],
+        leading_lines=line.leading_lines,
+    )

@@ -1,0 +1,214 @@
+"""drop-disconnect-handling: an except clause stops catching one transport/connection/timeout error.
+
+A connection that drops mid-stream (``httpx2.RemoteProtocolError``, aiohttp's
+``ServerDisconnectedError``, ``anthropic.APIConnectionError``...) is the most common failure of a
+streaming agent. The handler that turns it into a retry is exercised only when a test makes the
+server cut the stream; without such a test the handler can vanish and the agent crashes on the
+first flaky network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import has_other_timeout, transport_error_name, without_element
+
+#: What a handler that lost its only type catches instead: the empty tuple, which compiles in
+#: every Python version, never matches any exception, and reads as "catches nothing" in a diff
+#: (a fresh ``type(...)`` class would also never match but hides the intent in noise).
+NOTHING = cst.Tuple(elements=[])
+#: Timeouts that are as often a tool's or a lock's as a connection's.
+AMBIGUOUS_TIMEOUTS = frozenset(
+    {"builtins.TimeoutError", "asyncio.TimeoutError", "asyncio.exceptions.TimeoutError"}
+)
+
+
+class DropDisconnectHandling(Operator):
+    name = "drop-disconnect-handling"
+    description = "An except clause no longer catches one transport/connection/timeout error."
+    failure = (
+        "A dropped or stalled connection escapes the handler meant for it, so instead of retrying "
+        "the turn the agent crashes (or a broader handler misfiles it as another failure)."
+    )
+    hint = (
+        "Make the fake server cut the stream mid-response (or stall it past the read timeout) and "
+        "assert the agent retried: two requests, the same body, the failure journaled with its reason."
+    )
+    examples = (
+        Example(
+            before=(
+                "import httpx2\n"
+                "\n"
+                "def turn(client, body):\n"
+                "    try:\n"
+                "        return consume(client.messages.create(**body, stream=True))\n"
+                "    except (httpx2.RemoteProtocolError, httpx2.ReadError):\n"
+                "        return retry(body)\n"
+            ),
+            after=(
+                "import httpx2\n"
+                "\n"
+                "def turn(client, body):\n"
+                "    try:\n"
+                "        return consume(client.messages.create(**body, stream=True))\n"
+                "    except (httpx2.ReadError,):\n"
+                "        return retry(body)\n"
+            ),
+            note="sync anthropic SDK, tuple of httpx2 errors: one mutant per element",
+        ),
+        Example(
+            before=(
+                "from aiohttp import ServerDisconnectedError as Gone\n"
+                "\n"
+                "async def read_events(session, url):\n"
+                "    try:\n"
+                "        async with session.post(url) as resp:\n"
+                "            return [line async for line in resp.content]\n"
+                "    except Gone as exc:\n"
+                "        raise Retryable(str(exc)) from exc\n"
+            ),
+            after=(
+                "from aiohttp import ServerDisconnectedError as Gone\n"
+                "\n"
+                "async def read_events(session, url):\n"
+                "    try:\n"
+                "        async with session.post(url) as resp:\n"
+                "            return [line async for line in resp.content]\n"
+                "    except () as exc:\n"
+                "        raise Retryable(str(exc)) from exc\n"
+            ),
+            note="async aiohttp, aliased import: the handler catches nothing",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "RETRYABLE = (openai.APIConnectionError, openai.RateLimitError)\n"
+                "\n"
+                "def complete(client, messages):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(model='m', messages=messages)\n"
+                "    except RETRYABLE:\n"
+                "        return None\n"
+            ),
+            after=(
+                "import openai\n"
+                "\n"
+                "RETRYABLE = (openai.RateLimitError,)\n"
+                "\n"
+                "def complete(client, messages):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(model='m', messages=messages)\n"
+                "    except RETRYABLE:\n"
+                "        return None\n"
+            ),
+            note="openai, the caught types live in a module-level tuple",
+        ),
+        Example(
+            before=(
+                "import requests\n"
+                "\n"
+                "def stream_lines(url):\n"
+                "    try:\n"
+                "        with requests.post(url, stream=True, timeout=30) as r:\n"
+                "            yield from r.iter_lines()\n"
+                "    except (ValueError, requests.exceptions.ChunkedEncodingError, ConnectionResetError):\n"
+                "        yield None\n"
+            ),
+            after=(
+                "import requests\n"
+                "\n"
+                "def stream_lines(url):\n"
+                "    try:\n"
+                "        with requests.post(url, stream=True, timeout=30) as r:\n"
+                "            yield from r.iter_lines()\n"
+                "    except (ValueError, ConnectionResetError):\n"
+                "        yield None\n"
+            ),
+            note="raw requests SSE; ValueError is left alone",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def parse(line):\n"
+                "    try:\n"
+                "        return json.loads(line)\n"
+                "    except (ValueError, KeyError):\n"
+                "        return None\n"
+                "    except Exception:\n"
+                "        raise\n"
+            ),
+            note="ValueError, KeyError and Exception are not transport errors",
+        ),
+        Example(
+            before=(
+                "class ConnectionError(Exception):\n"
+                "    pass\n"
+                "\n"
+                "def load(db):\n"
+                "    try:\n"
+                "        return db.fetch()\n"
+                "    except (ConnectionError, OSError):\n"
+                "        return None\n"
+            ),
+            note="a project's own ConnectionError and OSError (file errors too) are not matched",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for handler in ctx.findall(m.ExceptHandler(type=m.DoNotCare()) | m.ExceptStarHandler()):
+            if handler.type is None or _only_reraises(ctx, handler):
+                continue
+            caught = handler.type
+            guarded = ctx.parent(handler).body  # type: ignore[union-attr]
+            if isinstance(caught, cst.Tuple):
+                yield from _tuple_mutations(ctx, caught, guarded)
+            elif (name := _transport_error(ctx, caught, guarded)) is not None:
+                yield Mutation(caught, NOTHING, f"except no longer catches {name}")
+            elif isinstance(caught, cst.Name):
+                for value in _module_tuples_named(ctx, caught.value):
+                    yield from _tuple_mutations(ctx, value, None)
+
+
+def _transport_error(ctx: SourceContext, expr: cst.BaseExpression, guarded: cst.BaseSuite | None) -> str | None:
+    """The transport error ``expr`` names. A bare ``TimeoutError`` counts unless the guarded code
+    visibly times out something that is not a stream (a tool under ``anyio.fail_after``...)."""
+    name = transport_error_name(ctx, expr)
+    if name in AMBIGUOUS_TIMEOUTS and guarded is not None and has_other_timeout(ctx, guarded):
+        return None
+    return name
+
+
+def _tuple_mutations(ctx: SourceContext, caught: cst.Tuple, guarded: cst.BaseSuite | None) -> Iterator[Mutation]:
+    for element in caught.elements:
+        name = _transport_error(ctx, element.value, guarded)
+        if name is not None:
+            yield Mutation(caught, without_element(caught, element) or NOTHING, f"except no longer catches {name}")
+
+
+def _module_tuples_named(ctx: SourceContext, name: str) -> Iterator[cst.Tuple]:
+    """``RETRYABLE = (...)`` at module level, for ``except RETRYABLE:``."""
+    pattern = m.Assign(targets=[m.AssignTarget(m.Name(name))], value=m.Tuple()) | m.AnnAssign(
+        target=m.Name(name), value=m.Tuple()
+    )
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if ctx.matches(small, pattern):
+                    yield small.value
+
+
+def _only_reraises(ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """``except X: raise`` as the last handler changes nothing when removed: an equivalent mutant."""
+    body = handler.body
+    reraises = isinstance(body, cst.IndentedBlock) and ctx.matches(
+        body, m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Raise(exc=None)])])
+    )
+    siblings = ctx.parent(handler).handlers  # type: ignore[union-attr]
+    return reraises and siblings[-1] is handler

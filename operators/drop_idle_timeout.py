@@ -1,0 +1,279 @@
+"""drop-idle-timeout: a read/idle timeout or stream watchdog is disabled (no limit at all).
+
+A provider that stops sending mid-stream without closing the connection hangs an agent that has
+no idle limit: the SDKs default to ten minutes or to none. The read timeout, the ``wait_for``
+around the next chunk or the "no event for N seconds" watchdog is what turns a stall into a
+retryable error, and only a test that stalls the fake server proves it is there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    ASYNC_LIMITS,
+    attribute_chain,
+    bound_values,
+    fails,
+    is_client_constructor,
+    is_http_call,
+    is_literal,
+    is_model_call,
+    keyword,
+    leaf_name,
+    qualified_leaf,
+    reads_stream,
+    tokens,
+)
+
+NONE = cst.Name("None")
+INFINITY = cst.parse_expression('float("inf")')
+
+#: Timeout configuration classes and the fields that bound a read between two chunks (``total``
+#: bounds the whole response, a stall included). A bare first argument sets every field.
+TIMEOUT_CONFIGS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("httpx", "Timeout"): ("read",),
+    ("httpx2", "Timeout"): ("read",),
+    ("httpcore", "Timeout"): ("read",),
+    ("anthropic", "Timeout"): ("read",),
+    ("openai", "Timeout"): ("read",),
+    ("aiohttp", "ClientTimeout"): ("sock_read", "total"),
+}
+CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "time.monotonic_ns", "time.time_ns"})
+_CLOCK_METHODS = frozenset({"time", "monotonic", "now", "clock", "_clock", "_now"})
+WATCHDOG_WORDS = frozenset({"idle", "stall", "stalled", "watchdog", "silence", "silent", "heartbeat", "timeout",
+                            "inactivity", "last"})
+
+
+class DropIdleTimeout(Operator):
+    name = "drop-idle-timeout"
+    description = "A read/idle timeout or stream watchdog is disabled: it becomes no limit at all."
+    failure = (
+        "A stalled stream (the server stops sending but keeps the connection open) hangs the agent "
+        "forever instead of failing fast into a retry."
+    )
+    hint = (
+        "Make the fake server stall mid-stream for longer than the idle limit and assert the agent "
+        "gives up on that attempt within a bound (and retries), e.g. under a pytest timeout."
+    )
+    examples = (
+        Example(
+            before=(
+                "import anthropic\n"
+                "import httpx2\n"
+                "\n"
+                "client = anthropic.Anthropic(timeout=httpx2.Timeout(60.0, connect=5.0, read=20.0))\n"
+            ),
+            after=(
+                "import anthropic\n"
+                "import httpx2\n"
+                "\n"
+                "client = anthropic.Anthropic(timeout=httpx2.Timeout(60.0, connect=5.0, read=None))\n"
+            ),
+            note="anthropic client, httpx2 read timeout",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "\n"
+                "async def events(stream, idle):\n"
+                "    iterator = stream.__aiter__()\n"
+                "    while True:\n"
+                "        event = await asyncio.wait_for(iterator.__anext__(), timeout=idle)\n"
+                "        yield event\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "\n"
+                "async def events(stream, idle):\n"
+                "    iterator = stream.__aiter__()\n"
+                "    while True:\n"
+                "        event = await asyncio.wait_for(iterator.__anext__(), timeout=None)\n"
+                "        yield event\n"
+            ),
+            note="async: wait_for around the next event",
+        ),
+        Example(
+            before=(
+                "import aiohttp\n"
+                "\n"
+                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=30)\n"
+            ),
+            after=(
+                "import aiohttp\n"
+                "\n"
+                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=None)\n"
+            ),
+            note="aiohttp socket read timeout",
+        ),
+        Example(
+            before=(
+                "from openai import OpenAI\n"
+                "\n"
+                "def ask(client: OpenAI, messages):\n"
+                "    return client.chat.completions.create(model='m', messages=messages, stream=True, timeout=15)\n"
+            ),
+            after=(
+                "from openai import OpenAI\n"
+                "\n"
+                "def ask(client: OpenAI, messages):\n"
+                "    return client.chat.completions.create(model='m', messages=messages, stream=True, timeout=None)\n"
+            ),
+            note="openai per-request timeout",
+        ),
+        Example(
+            before=(
+                "import time\n"
+                "\n"
+                "class Watchdog:\n"
+                "    def __init__(self, idle_limit):\n"
+                "        self.idle_limit = idle_limit\n"
+                "        self.last_event = time.monotonic()\n"
+                "\n"
+                "    def check(self):\n"
+                "        if time.monotonic() - self.last_event > self.idle_limit:\n"
+                "            raise StreamStalled()\n"
+            ),
+            after=(
+                "import time\n"
+                "\n"
+                "class Watchdog:\n"
+                "    def __init__(self, idle_limit):\n"
+                "        self.idle_limit = idle_limit\n"
+                "        self.last_event = time.monotonic()\n"
+                "\n"
+                "    def check(self):\n"
+                '        if time.monotonic() - self.last_event > float("inf"):\n'
+                "            raise StreamStalled()\n"
+            ),
+            note="a hand-written idle watchdog",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import subprocess\n"
+                "\n"
+                "async def run_tool(proc, lock):\n"
+                "    await asyncio.wait_for(proc.communicate(), timeout=30)\n"
+                "    subprocess.run(['ls'], timeout=5)\n"
+                "    lock.acquire(timeout=1)\n"
+            ),
+            note="timeouts of tools and locks, not of a model stream",
+        ),
+        Example(
+            before=(
+                "import time\n"
+                "\n"
+                "def check_budget(started, budget):\n"
+                "    if time.monotonic() - started > budget:\n"
+                "        raise RetriesExhausted('gave up')\n"
+            ),
+            note="a retry budget: a clock comparison that is no stream watchdog",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for call in ctx.findall(m.Call()):
+            yield from _config_mutations(ctx, call)
+            yield from _timeout_keyword(ctx, call)
+            yield from _async_limit(ctx, call)
+        for node in ctx.findall(m.If()):
+            yield from _watchdog(ctx, node)
+
+
+def _config_mutations(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """``httpx2.Timeout(60, read=20)`` -> ``read=None``; ``httpx2.Timeout(30)`` -> ``Timeout(None)``."""
+    resolved = qualified_leaf(ctx, call)
+    fields = TIMEOUT_CONFIGS.get(resolved) if resolved else None
+    if not fields:
+        return
+    found = [keyword(call, field) for field in fields]
+    for field, arg in zip(fields, found, strict=True):
+        if arg is not None and not is_literal(arg.value, "None"):
+            yield Mutation(arg.value, NONE, f"{resolved[1]}({field}=...) becomes None: no {field} limit")
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if positional and found[0] is None and not is_literal(positional[0].value, "None"):
+        yield Mutation(positional[0].value, NONE, f"{resolved[1]}'s default limit becomes None: no read limit")
+
+
+def _timeout_keyword(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """``timeout=`` of a model client, a model call or an HTTP request becomes None."""
+    arg = keyword(call, "timeout")
+    if arg is None or is_literal(arg.value, "None"):
+        return
+    if isinstance(arg.value, cst.Call) and qualified_leaf(ctx, arg.value) in TIMEOUT_CONFIGS:
+        return  # the config object's own fields are mutated instead
+    chain = attribute_chain(call.func)
+    if is_client_constructor(ctx, call) or is_model_call(call) or is_http_call(ctx, call) or (
+        chain and chain[-1] == "with_options"
+    ):
+        yield Mutation(arg.value, NONE, f"timeout of {ctx.code(call.func)}(...) becomes None")
+
+
+def _async_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """``asyncio.wait_for(next_chunk, 30)`` / ``async with asyncio.timeout(30):`` around a stream read."""
+    name = next((q for q in ctx.qualified_names(call) if q in ASYNC_LIMITS), None)
+    if name is None:
+        return
+    position, field = ASYNC_LIMITS[name]
+    arg = keyword(call, field) or keyword(call, "timeout")
+    positional = [a for a in call.args if a.keyword is None]
+    if arg is None and len(positional) > position:
+        arg = positional[position]
+    if arg is None or is_literal(arg.value, "None"):
+        return
+    guarded: list[cst.CSTNode] = positional[:1] if name == "asyncio.wait_for" else _with_body(ctx, call)
+    if any(reads_stream(ctx, node) for node in guarded):
+        limit = INFINITY if name.startswith("trio.") else NONE
+        yield Mutation(arg.value, limit, f"{name} limit around a stream read removed")
+
+
+def _with_body(ctx: SourceContext, call: cst.Call) -> list[cst.CSTNode]:
+    item = ctx.parent(call)
+    statement = ctx.parent(item) if isinstance(item, cst.WithItem) else None
+    return [statement.body] if isinstance(statement, cst.With) else []
+
+
+def _watchdog(ctx: SourceContext, node: cst.If) -> Iterator[Mutation]:
+    """``if clock() - last_event > idle_limit: raise Stalled`` -> the limit becomes infinite."""
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return
+    op, limit = test.comparisons[0].operator, test.comparisons[0].comparator
+    elapsed = test.left
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        elapsed, limit = limit, elapsed
+    elif not isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return
+    if not _reads_clock(ctx, elapsed) or not fails(node.body):
+        return
+    words = {w for n in ctx.descendants(test, m.Name()) for w in tokens(n.value)}
+    if not words & WATCHDOG_WORDS and not _raises_timeout(ctx, node.body):
+        return
+    yield Mutation(limit, INFINITY, f"watchdog limit {ctx.code(limit)} becomes infinite")
+
+
+def _reads_clock(ctx: SourceContext, expr: cst.CSTNode, depth: int = 2) -> bool:
+    """A clock call (``time.monotonic()``, ``loop.time()``, an injected ``self._clock()``), or a
+    variable assigned from one (``elapsed = now() - start``), in ``expr``."""
+    for call in ctx.descendants(expr, m.Call()):
+        if ctx.qualified_names(call) & CLOCKS or leaf_name(call.func) in _CLOCK_METHODS:
+            return True
+    if depth == 0:
+        return False
+    for name in ctx.descendants(expr, m.Name()):
+        if any(_reads_clock(ctx, value, depth - 1) for value in bound_values(ctx, name)):
+            return True
+    return False
+
+
+def _raises_timeout(ctx: SourceContext, body: cst.BaseSuite) -> bool:
+    for raise_ in ctx.descendants(body, m.Raise()):
+        if raise_.exc is not None and tokens(ctx.code(raise_.exc)) & {"timeout", "stall", "stalled", "idle"}:
+            return True
+    return False

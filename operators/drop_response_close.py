@@ -1,0 +1,215 @@
+"""drop-response-close: the release of a streamed response when the consumer stops early is removed.
+
+A streamed response holds its connection until it is read to the end or closed. An agent that
+stops reading early (it saw ``message_stop``, the user cancelled, an error was raised) and never
+closes the response leaks the connection: the pool runs dry after a few turns, the server keeps
+generating tokens nobody reads, and an adapter blocked on a full channel hangs forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import bound_values, is_http_call, is_stream_value, qualified_leaf, streaming_producer
+
+#: ``contextlib.nullcontext(x)`` enters nothing and exits nothing: wrapping what the real context
+#: manager's ``__enter__``/``__aenter__`` returned keeps the body working on the same object
+#: while nothing releases it on the way out. Spelled through ``__import__`` so that the mutant
+#: needs no new import line.
+NULLCONTEXT = cst.parse_expression('__import__("contextlib").nullcontext')
+CLOSE_METHODS = frozenset({"close", "aclose", "release"})
+#: Methods whose whole job is to release: a close() in them is the release, wherever it sits.
+RELEASING_METHODS = frozenset({"close", "aclose", "__exit__", "__aexit__", "__del__", "cancel", "stop", "shutdown"})
+
+
+class DropResponseClose(Operator):
+    name = "drop-response-close"
+    description = "The release of a streamed response when the consumer stops early is removed."
+    failure = (
+        "When the agent stops reading a stream early (end marker seen, error, cancellation) the "
+        "response is never closed: its connection leaks and the server keeps streaming to nobody."
+    )
+    hint = (
+        "Stop consuming mid-stream (break after the end marker, or raise from a handler) against a "
+        "fake server that streams forever, and assert the server saw the client disconnect."
+    )
+    examples = (
+        Example(
+            before=(
+                "def answer(client, body):\n"
+                "    with client.messages.stream(**body) as stream:\n"
+                "        for text in stream.text_stream:\n"
+                "            if text.endswith('STOP'):\n"
+                "                break\n"
+                "    return stream.get_final_text()\n"
+            ),
+            after=(
+                "def answer(client, body):\n"
+                '    with __import__("contextlib").nullcontext(client.messages.stream(**body).__enter__()) as stream:\n'
+                "        for text in stream.text_stream:\n"
+                "            if text.endswith('STOP'):\n"
+                "                break\n"
+                "    return stream.get_final_text()\n"
+            ),
+            note="anthropic SDK stream context manager: entered, never exited",
+        ),
+        Example(
+            before=(
+                "async def lines(http, url, body):\n"
+                "    response = await http.send(http.build_request('POST', url, json=body), stream=True)\n"
+                "    try:\n"
+                "        async for line in response.aiter_lines():\n"
+                "            yield line\n"
+                "    finally:\n"
+                "        await response.aclose()\n"
+            ),
+            after=(
+                "async def lines(http, url, body):\n"
+                "    response = await http.send(http.build_request('POST', url, json=body), stream=True)\n"
+                "    try:\n"
+                "        async for line in response.aiter_lines():\n"
+                "            yield line\n"
+                "    finally:\n"
+                "        pass\n"
+            ),
+            note="raw httpx async stream closed in finally",
+        ),
+        Example(
+            before=(
+                "async def events(session, url):\n"
+                "    async with session.post(url, json={'stream': True}) as resp:\n"
+                "        async for raw in resp.content:\n"
+                "            yield raw\n"
+            ),
+            after=(
+                "async def events(session, url):\n"
+                '    async with __import__("contextlib").nullcontext(await session.post(url, json={\'stream\': True})'
+                ".__aenter__()) as resp:\n"
+                "        async for raw in resp.content:\n"
+                "            yield raw\n"
+            ),
+            note="aiohttp response as async context manager",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "def deltas(client: openai.OpenAI, messages):\n"
+                "    stream = client.chat.completions.create(model='m', messages=messages, stream=True)\n"
+                "    try:\n"
+                "        for chunk in stream:\n"
+                "            yield chunk.choices[0].delta\n"
+                "    except GeneratorExit:\n"
+                "        stream.close()\n"
+                "        raise\n"
+            ),
+            after=(
+                "import openai\n"
+                "\n"
+                "def deltas(client: openai.OpenAI, messages):\n"
+                "    stream = client.chat.completions.create(model='m', messages=messages, stream=True)\n"
+                "    try:\n"
+                "        for chunk in stream:\n"
+                "            yield chunk.choices[0].delta\n"
+                "    except GeneratorExit:\n"
+                "        pass\n"
+                "        raise\n"
+            ),
+            note="openai Stream closed when the consumer stops the generator",
+        ),
+        Example(
+            before=(
+                "def save(path, lines, lock):\n"
+                "    with open(path, 'w') as out, lock:\n"
+                "        out.writelines(lines)\n"
+                "    f = open(path)\n"
+                "    try:\n"
+                "        return f.read()\n"
+                "    finally:\n"
+                "        f.close()\n"
+            ),
+            note="files and locks are not streamed responses",
+        ),
+        Example(
+            before=(
+                "import httpx2\n"
+                "\n"
+                "def fetch(url):\n"
+                "    client = httpx2.Client()\n"
+                "    try:\n"
+                "        return client.get(url).json()\n"
+                "    finally:\n"
+                "        client.close()\n"
+            ),
+            note="closing the client at the end is not releasing a stream early",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for item in ctx.findall(m.WithItem()):
+            statement = ctx.parent(item)
+            if isinstance(statement, cst.With) and self._streams(ctx, item.item, statement.asynchronous is not None):
+                yield Mutation(item.item, _entered_only(item.item, statement.asynchronous is not None), (
+                    f"`with {ctx.code(item.item).splitlines()[0]}` no longer releases the response on exit"
+                ))
+        for call in ctx.findall(m.Call(func=m.Attribute(attr=m.Name()))):
+            if call.func.attr.value in CLOSE_METHODS and is_stream_value(ctx, call.func.value):
+                line = _statement_of(ctx, call)
+                if line is not None and _on_early_exit_path(ctx, line):
+                    yield Mutation(line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released")
+
+    @staticmethod
+    def _streams(ctx: SourceContext, item: cst.BaseExpression, asynchronous: bool) -> bool:
+        """A streaming producer, a variable holding one, ``contextlib.closing(stream)``, or an
+        HTTP request in ``async with`` (aiohttp reads the body lazily, whatever the request)."""
+        inner = item.expression if isinstance(item, cst.Await) else item
+        if streaming_producer(ctx, inner) or (asynchronous and is_http_call(ctx, inner)):
+            return True
+        if isinstance(inner, (cst.Name, cst.Attribute)):
+            return any(streaming_producer(ctx, value) for value in bound_values(ctx, inner))
+        if isinstance(inner, cst.Call) and qualified_leaf(ctx, inner) in (
+            ("contextlib", "closing"),
+            ("contextlib", "aclosing"),
+        ):
+            return bool(inner.args) and is_stream_value(ctx, inner.args[0].value)
+        return False
+
+
+def _entered_only(item: cst.BaseExpression, asynchronous: bool) -> cst.BaseExpression:
+    """``nullcontext(item.__enter__())`` (``await item.__aenter__()`` in ``async with``)."""
+    if isinstance(item, cst.Call) and len(item.args) == 1 and isinstance(item.func, (cst.Name, cst.Attribute)):
+        name = item.func.attr.value if isinstance(item.func, cst.Attribute) else item.func.value
+        if name in ("closing", "aclosing"):
+            return cst.Call(func=NULLCONTEXT, args=[cst.Arg(item.args[0].value)])
+    target = item if isinstance(item, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) else item.with_changes(
+        lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+    )
+    enter = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("__aenter__" if asynchronous else "__enter__")))
+    return cst.Call(func=NULLCONTEXT, args=[cst.Arg(cst.Await(enter) if asynchronous else enter)])
+
+
+def _statement_of(ctx: SourceContext, call: cst.Call) -> cst.Expr | None:
+    """The expression statement ``x.close()`` / ``await x.aclose()`` that ``call`` is, if it is one."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Await):
+        parent = ctx.parent(parent)
+    return parent if isinstance(parent, cst.Expr) else None
+
+
+def _on_early_exit_path(ctx: SourceContext, statement: cst.CSTNode) -> bool:
+    """In a ``finally``/``except``, in a releasing method, or in a block that then leaves."""
+    for ancestor in ctx.ancestors(statement):
+        if isinstance(ancestor, (cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler)):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            return ancestor.name.value in RELEASING_METHODS
+        if isinstance(ancestor, cst.IndentedBlock) and not isinstance(ctx.parent(ancestor), cst.FunctionDef):
+            last = ancestor.body[-1] if ancestor.body else None
+            if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Break, cst.Return, cst.Raise)):
+                return True
+    return False

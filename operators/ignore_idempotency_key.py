@@ -1,0 +1,284 @@
+"""ignore-idempotency-key: a retried side-effecting tool call is no longer recognised as a repeat.
+
+Agent loops retry whole turns, and models repeat themselves; a side-effecting tool (create a
+ticket, charge a card, send a message) must therefore run once per logical call. That takes an
+idempotency key derived from canonical arguments, a lookup of already-executed keys, and the
+key passed on to the downstream service. Lose any of them and a retry executes twice -- which
+no test notices unless it replays a call and counts the side effects.
+
+Recognised:
+
+* canonical JSON for a key: ``json.dumps(..., sort_keys=True, ...)`` whose text is hashed or
+  that builds a key/fingerprint (``hashlib``, a function or variable named for the key) loses
+  ``sort_keys``, so the same arguments in another key order get another key;
+* the executed-calls lookup in tool-handling code: ``if key in self.completed: return ...``,
+  ``cached = self.results.get(key)`` then ``if cached is not None``, ``if not store.exists(key):
+  run()`` -- the guard always takes the executing side;
+* the key sent downstream: an ``Idempotency-Key`` header in a dict literal or a
+  ``headers["Idempotency-Key"] = key`` assignment, and an ``idempotency_key=`` keyword to a
+  library call, are dropped.
+
+``json.dumps(..., sort_keys=True)`` for display, and caches of model responses outside tool code,
+are not keys of this kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import (
+    branches,
+    final_name,
+    force,
+    guard_of,
+    guard_operands,
+    in_tool_context,
+    invokes_tool,
+    is_literal,
+    local_values,
+    node_words,
+    refusal_level,
+    string_value,
+    walk,
+    without,
+    words,
+)
+
+_KEY_WORDS = frozenset({"key", "keys", "idempotency", "fingerprint", "digest", "dedup", "dedupe", "hash"})
+_DONE_WORDS = frozenset(
+    {"completed", "executed", "processed", "done", "applied", "replayed", "cache", "cached", "results", "ledger",
+     "journal", "idempotency", "dedup", "memo", "outcomes", "store", "seen", "ran", "finished"}
+)
+_HASHERS = frozenset({"sha256", "sha1", "sha512", "sha224", "sha384", "md5", "blake2b", "blake2s", "uuid5", "uuid3"})
+_HEADERS = frozenset({"idempotency-key", "x-idempotency-key"})
+_DUMPS = frozenset({"json.dumps", "simplejson.dumps"})
+_PRESENCE_CALLS = frozenset({"get", "exists", "has", "contains", "__contains__", "lookup", "fetch"})
+_STORE_CALLS = frozenset({"add", "set", "put", "setdefault", "update", "append", "save", "record"})
+
+
+def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    return not is_literal(expr) and bool(node_words(ctx, expr) & _KEY_WORDS)
+
+
+def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The executed-calls store an operand looks a key up in, or None if it is no such lookup."""
+    if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
+        target = operand.comparisons[0]
+        if isinstance(target.operator, (cst.In, cst.NotIn)) and _keyed(ctx, operand.left):
+            return target.comparator if node_words(ctx, target.comparator) & _DONE_WORDS else None
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(target.comparator):
+            operand = operand.left
+    if isinstance(operand, cst.Name):
+        return next((c for v in local_values(ctx, operand) if (c := _cache_of(ctx, v)) is not None), None)
+    if isinstance(operand, cst.Await):
+        operand = operand.expression
+    if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) and operand.args:
+        store = operand.func.value
+        if operand.func.attr.value in _PRESENCE_CALLS and node_words(ctx, store) & _DONE_WORDS:
+            return store if _keyed(ctx, operand.args[0].value) else None
+    return None
+
+
+def _stores_into(ctx: SourceContext, nodes: list[cst.CSTNode], store: cst.BaseExpression) -> bool:
+    """The branch records into the store (``done[key] = result``, ``done.add(key)``): the executing side."""
+    name = ctx.code(store)
+    for node in (n for top in nodes for n in walk(top)):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript):
+            if ctx.code(node.target.value) == name:
+                return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in _STORE_CALLS and ctx.code(node.func.value) == name:
+                return True
+    return False
+
+
+def _always_execute(ctx: SourceContext, operand: cst.BaseExpression, store: cst.BaseExpression) -> cst.Name | None:
+    """The literal that sends the guard down the side that executes the call instead of replaying it."""
+    found = guard_of(ctx, operand)
+    if found is None or isinstance(found[0], cst.Assert):
+        return None
+    guard, sense = found
+    when_true, when_false = branches(ctx, guard)
+    for side, test_value in ((when_true, True), (when_false, False)):
+        other = when_false if test_value else when_true
+        if (invokes_tool(ctx, side) or _stores_into(ctx, side, store)) and not (
+            invokes_tool(ctx, other) or _stores_into(ctx, other, store)
+        ):
+            return force(sense, test_value)
+    # ``if key in done: return done[key]`` followed by the execution: never take the early exit.
+    if refusal_level(ctx, when_true) >= 1 and refusal_level(ctx, when_false) == 0:
+        return force(sense, False)
+    return None
+
+
+def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
+    """The dumped text becomes a key: it is hashed in the same function, or the function or the
+    variable it is assigned to is named for a key."""
+    function = ctx.enclosing_function(call)
+    scope = function or ctx.top_level_statement(call)
+    if any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope)):
+        return True
+    assign = ctx.enclosing(call, cst.Assign)
+    named = words(function.name.value) if function else frozenset()
+    if assign is not None:
+        named |= frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
+    return bool(named & _KEY_WORDS)
+
+
+class IgnoreIdempotencyKey(Operator):
+    name = "ignore-idempotency-key"
+    description = "A retried side-effecting tool call is no longer recognised as a repeat."
+    failure = (
+        "The idempotency key is derived non-canonically, not looked up, or not sent downstream, so a "
+        "retried turn or a repeated call executes the side effect twice."
+    )
+    hint = (
+        "Replay the same side-effecting call (the fake model repeats it, or the turn is retried; for "
+        "canonical keys, with its argument keys in another order) and assert the side effect happened once."
+    )
+    examples = (
+        Example(
+            before=(
+                "import hashlib\n"
+                "import json\n\n"
+                "def make_idempotency_key(tool, args):\n"
+                "    raw = json.dumps({\"tool\": tool, \"args\": args}, ensure_ascii=False, sort_keys=True, separators=(\",\", \":\"))\n"
+                "    return hashlib.sha256(raw.encode(\"utf-8\")).hexdigest()\n"
+            ),
+            after=(
+                "import hashlib\n"
+                "import json\n\n"
+                "def make_idempotency_key(tool, args):\n"
+                "    raw = json.dumps({\"tool\": tool, \"args\": args}, ensure_ascii=False, separators=(\",\", \":\"))\n"
+                "    return hashlib.sha256(raw.encode(\"utf-8\")).hexdigest()\n"
+            ),
+            note="canonical JSON loses sort_keys",
+        ),
+        Example(
+            before=(
+                "class Executor:\n"
+                "    def run(self, name, args, key):\n"
+                "        if key in self.completed:\n"
+                "            return {\"status\": \"replayed\", \"result\": self.completed[key]}\n"
+                "        result = self.tools[name].handler(args)\n"
+                "        self.completed[key] = result\n"
+                "        return {\"status\": \"completed\", \"result\": result}\n"
+            ),
+            after=(
+                "class Executor:\n"
+                "    def run(self, name, args, key):\n"
+                "        if False:\n"
+                "            return {\"status\": \"replayed\", \"result\": self.completed[key]}\n"
+                "        result = self.tools[name].handler(args)\n"
+                "        self.completed[key] = result\n"
+                "        return {\"status\": \"completed\", \"result\": result}\n"
+            ),
+            note="executed-calls lookup with an early replay",
+        ),
+        Example(
+            before=(
+                "async def call_tool(tool_call, store, functions):\n"
+                "    key = tool_call.id\n"
+                "    if not await store.exists(key):\n"
+                "        output = await functions[tool_call.function.name](tool_call.function.arguments)\n"
+                "        await store.put(key, output)\n"
+                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": await store.fetch(key)}\n"
+            ),
+            after=(
+                "async def call_tool(tool_call, store, functions):\n"
+                "    key = tool_call.id\n"
+                "    if not False:\n"
+                "        output = await functions[tool_call.function.name](tool_call.function.arguments)\n"
+                "        await store.put(key, output)\n"
+                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": await store.fetch(key)}\n"
+            ),
+            note="OpenAI async runner that executes only when the key is new",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def create_ticket(args, context):\n"
+                "    headers = {\"Authorization\": f\"Bearer {TOKEN}\", \"Idempotency-Key\": context.idempotency_key}\n"
+                "    return httpx.post(URL, json=args, headers=headers).json()\n"
+            ),
+            after=(
+                "import httpx\n\n"
+                "def create_ticket(args, context):\n"
+                "    headers = {\"Authorization\": f\"Bearer {TOKEN}\"}\n"
+                "    return httpx.post(URL, json=args, headers=headers).json()\n"
+            ),
+            note="the key is no longer sent downstream",
+        ),
+        Example(
+            before=(
+                "import stripe\n\n"
+                "def charge(arguments, key):\n"
+                "    return stripe.PaymentIntent.create(amount=arguments[\"amount\"], currency=\"eur\", idempotency_key=key)\n"
+            ),
+            after=(
+                "import stripe\n\n"
+                "def charge(arguments, key):\n"
+                "    return stripe.PaymentIntent.create(amount=arguments[\"amount\"], currency=\"eur\")\n"
+            ),
+            note="a library's idempotency_key keyword",
+        ),
+        Example(
+            before=(
+                "import json\n\n"
+                "def render(output):\n"
+                "    text = json.dumps(output, ensure_ascii=False, sort_keys=True, indent=2)\n"
+                "    return {\"type\": \"tool_result\", \"tool_use_id\": output.id, \"content\": text}\n"
+            ),
+            note="sorted JSON for display is no key",
+        ),
+        Example(
+            before=(
+                "class Model:\n"
+                "    def complete(self, prompt):\n"
+                "        key = hash(prompt)\n"
+                "        if key in self._cache:\n"
+                "            return self._cache[key]\n"
+                "        reply = self._cache[key] = self.client.complete(prompt)\n"
+                "        return reply\n"
+            ),
+            note="a response cache outside tool code",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        sort_keys = m.Arg(keyword=m.Name("sort_keys"), value=m.Name("True"))
+        for call in ctx.findall(m.Call(args=[m.ZeroOrMore(), sort_keys, m.ZeroOrMore()])):
+            if ctx.qualified_names(call) & _DUMPS and _derives_key(ctx, call):
+                dropped = next(a for a in call.args if m.matches(a, sort_keys))
+                yield Mutation(call, without(call, dropped), "canonical JSON for the key loses sort_keys")
+        for operand in guard_operands(ctx):
+            store = _cache_of(ctx, operand)
+            if store is not None and (in_tool_context(ctx, operand) or "idempotency" in node_words(ctx, operand)):
+                executes = _always_execute(ctx, operand, store)
+                if executes is not None:
+                    yield Mutation(operand, executes, f"lookup `{ctx.code(operand)}` never finds an earlier run")
+        yield from self._dropped_keys(ctx)
+
+    @staticmethod
+    def _dropped_keys(ctx: SourceContext) -> Iterator[Mutation]:
+        for mapping in ctx.findall(m.Dict()):
+            for element in mapping.elements:
+                key = string_value(getattr(element, "key", None))
+                if key is not None and key.lower() in _HEADERS:
+                    yield Mutation(mapping, without(mapping, element), f"{key} header dropped")
+        header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])
+        for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=header)])):
+            key = string_value(assign.targets[0].target.slice[0].slice.value)
+            if key is not None and key.lower() in _HEADERS:
+                yield Mutation(assign, cst.Pass(), f"{key} header no longer set")
+        for call in ctx.findall(m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("idempotency_key")), m.ZeroOrMore()])):
+            if (final_name(call) or "")[:1].isupper() and isinstance(call.func, cst.Name):
+                continue  # a class of this project: its constructor may require the field
+            dropped = next(a for a in call.args if a.keyword and a.keyword.value == "idempotency_key")
+            yield Mutation(call, without(call, dropped), "idempotency_key no longer passed")
+

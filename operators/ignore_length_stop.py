@@ -1,0 +1,221 @@
+"""ignore-length-stop: a response cut by the output limit is treated as a complete answer.
+
+When the model stops on ``max_tokens`` (OpenAI ``finish_reason == "length"``, Responses
+``status == "incomplete"``, Gemini ``MAX_TOKENS``) the answer is cut mid-sentence, and a tool
+call may be cut mid-argument. An agent must notice: continue, raise, or report it. Without that
+check the truncated text becomes the final answer, and no happy-path test sees the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    FALSE,
+    LENGTH_ENUM_MEMBERS,
+    LENGTH_MARKERS,
+    NORMAL_END_MARKERS,
+    TRUE,
+    is_reason_field,
+    leaf_name,
+    string_value,
+    tokens,
+    without_element,
+)
+
+_POSITIVE = (cst.Equal, cst.Is)
+_NEGATIVE = (cst.NotEqual, cst.IsNot)
+
+
+class IgnoreLengthStop(Operator):
+    name = "ignore-length-stop"
+    description = "A response that stopped on the output limit (max_tokens/length) reads as complete."
+    failure = (
+        "A reply cut by max_tokens (finish_reason 'length', status 'incomplete') is returned as the "
+        "final answer: truncated text, or a half-written tool call, is taken as the model's intent."
+    )
+    hint = (
+        "Script a response whose stop_reason is max_tokens (finish_reason 'length') and assert the "
+        "agent raises, continues or reports truncation instead of returning the partial text."
+    )
+    examples = (
+        Example(
+            before=(
+                "def check(message):\n"
+                "    if message.stop_reason == 'max_tokens':\n"
+                "        raise OutputTruncated(message.usage.output_tokens)\n"
+                "    return message\n"
+            ),
+            after=(
+                "def check(message):\n"
+                "    if False:\n"
+                "        raise OutputTruncated(message.usage.output_tokens)\n"
+                "    return message\n"
+            ),
+            note="anthropic message object",
+        ),
+        Example(
+            before=(
+                "async def answer(client, messages):\n"
+                "    data = (await client.post('/chat/completions', json={'messages': messages})).json()\n"
+                "    choice = data['choices'][0]\n"
+                "    if choice['finish_reason'] in ('length', 'content_filter'):\n"
+                "        return None\n"
+                "    return choice['message']['content']\n"
+            ),
+            after=(
+                "async def answer(client, messages):\n"
+                "    data = (await client.post('/chat/completions', json={'messages': messages})).json()\n"
+                "    choice = data['choices'][0]\n"
+                "    if choice['finish_reason'] in ('content_filter',):\n"
+                "        return None\n"
+                "    return choice['message']['content']\n"
+            ),
+            note="raw async httpx, OpenAI dicts: 'length' leaves the tuple, content_filter stays checked",
+        ),
+        Example(
+            before=(
+                "FINISH = {\n"
+                "    'end_turn': 'stop',\n"
+                "    'tool_use': 'tool_calls',\n"
+                "    'max_tokens': 'length',\n"
+                "}\n"
+            ),
+            after=(
+                "FINISH = {\n"
+                "    'end_turn': 'stop',\n"
+                "    'tool_use': 'tool_calls',\n"
+                "    'max_tokens': 'stop',\n"
+                "}\n"
+            ),
+            note="a dict literal mapping provider stop reasons onto neutral ones",
+        ),
+        Example(
+            before=(
+                "def done(response):\n"
+                "    return response.status != 'incomplete'\n"
+            ),
+            after=(
+                "def done(response):\n"
+                "    return True\n"
+            ),
+            note="OpenAI Responses status",
+        ),
+        Example(
+            before=(
+                "def route(reason):\n"
+                "    match reason.stop_reason:\n"
+                "        case 'end_turn':\n"
+                "            return 'done'\n"
+                "        case 'max_tokens':\n"
+                "            return 'continue'\n"
+            ),
+            after=(
+                "def route(reason):\n"
+                "    match reason.stop_reason:\n"
+                "        case 'end_turn':\n"
+                "            return 'done'\n"
+                "        case 'max_tokens' if False:\n"
+                "            return 'continue'\n"
+            ),
+            note="match/case on the stop reason",
+        ),
+        Example(
+            before=(
+                "def request(prompt, key, limit):\n"
+                "    body = {'model': 'm', 'max_tokens': 1024, 'stop': ['\\n']}\n"
+                "    if key == 'length':\n"
+                "        return len(prompt)\n"
+                "    if body['max_tokens'] > limit:\n"
+                "        raise ValueError('too long')\n"
+                "    return body\n"
+            ),
+            note="request parameters and an unrelated 'length' key",
+        ),
+        Example(
+            before=(
+                "def ok(message):\n"
+                "    return message.stop_reason in ('end_turn', 'tool_use')\n"
+            ),
+            note="a stop-reason check that does not mention the output limit",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for comparison in ctx.findall(m.Comparison(comparisons=[m.ComparisonTarget()])):
+            yield from _comparison(comparison)
+        for case in ctx.findall(m.MatchCase()):
+            subject = ctx.parent(case).subject  # type: ignore[union-attr]
+            if _reasonish(subject) and _length_value(case.pattern):
+                guard = case.with_changes(guard=FALSE, whitespace_before_if=cst.SimpleWhitespace(" "),
+                                          whitespace_after_if=cst.SimpleWhitespace(" "))
+                yield Mutation(case, guard, "the case for a max_tokens/length stop never matches")
+        for mapping in ctx.findall(m.Dict()):
+            yield from _mapping(mapping)
+
+
+def _length_value(node: cst.CSTNode) -> bool:
+    """``"max_tokens"``/``"length"``/... or ``StopReason.MAX_TOKENS``/``FinishReason.LENGTH``."""
+    if isinstance(node, cst.MatchValue):
+        node = node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in LENGTH_ENUM_MEMBERS
+    value = string_value(node)
+    return value is not None and (value in LENGTH_MARKERS or value == "incomplete")
+
+
+def _reasonish(expr: cst.CSTNode) -> bool:
+    """A stop/finish reason or a response status."""
+    return is_reason_field(expr) or bool(tokens(leaf_name(expr)) & {"reason", "status"})
+
+
+def _comparison(comparison: cst.Comparison) -> Iterator[Mutation]:
+    left, target = comparison.left, comparison.comparisons[0]
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        if not _reasonish(left):
+            return
+        for element in right.elements:
+            if _length_value(element.value) and _matches_field(left, element.value):
+                smaller = without_element(right, element)
+                if smaller is None:
+                    yield Mutation(comparison, FALSE if isinstance(op, cst.In) else TRUE, "max_tokens stop ignored")
+                else:
+                    yield Mutation(right, smaller, f"{ctx_code(element.value)} no longer counts as a truncated reply")
+        return
+    if not isinstance(op, _POSITIVE + _NEGATIVE):
+        return
+    for field, value in ((left, right), (right, left)):
+        if _reasonish(field) and _length_value(value) and _matches_field(field, value):
+            never = FALSE if isinstance(op, _POSITIVE) else TRUE
+            yield Mutation(comparison, never, "the max_tokens/length stop check never fires")
+            return
+
+
+def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
+    """``"incomplete"`` is a status; the other markers are stop/finish reasons."""
+    if string_value(value) == "incomplete":
+        return "status" in tokens(leaf_name(field))
+    return True
+
+
+def _mapping(mapping: cst.Dict) -> Iterator[Mutation]:
+    """``{"end_turn": "stop", "max_tokens": "length"}``: the length entry maps to the normal end."""
+    entries = [e for e in mapping.elements if isinstance(e, cst.DictElement)]
+    keys = {string_value(e.key): e for e in entries}
+    normal = next((keys[k] for k in keys if k in NORMAL_END_MARKERS), None)
+    if normal is None or not isinstance(normal.value, (cst.SimpleString, cst.Attribute, cst.Name)):
+        return
+    for key, entry in keys.items():
+        if key in LENGTH_MARKERS and isinstance(entry.value, (cst.SimpleString, cst.Attribute)):
+            if cst.Module([]).code_for_node(entry.value) != cst.Module([]).code_for_node(normal.value):
+                yield Mutation(entry.value, normal.value, f"stop reason {key!r} maps to the normal end")
+
+
+def ctx_code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -1,0 +1,351 @@
+"""keep-partial-history: a failed attempt's partial output is no longer rolled back before the retry.
+
+When a stream breaks mid-answer, whatever was already appended (a half-written assistant message,
+half of a tool call) must leave the conversation before the turn is retried; otherwise the retry
+sends it back to the model, which continues or duplicates it, and a dangling ``tool_use`` makes
+the next request invalid. The retry still "works", so only a test that compares the retried
+request with the first one, or inspects history after a mid-stream failure, notices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import identifier, in_retry_path, innermost_loop, is_retry_loop, words
+
+#: What conversation history is called: ``messages``, ``self.history``, ``request["messages"]``.
+HISTORY_WORDS = frozenset(
+    {"messages", "msgs", "history", "conversation", "transcript", "dialog", "dialogue", "chat"}
+)
+#: What an attempt's partial output is called while it streams in.
+PARTIAL_WORDS = frozenset(
+    {
+        "partial",
+        "partials",
+        "chunks",
+        "deltas",
+        "fragments",
+        "pieces",
+        "parts",
+        "accumulated",
+        "buffer",
+        "buf",
+        "pending",
+        "draft",
+        "collected",
+        "streamed",
+    }
+)
+_LAST = m.Integer("-1") | m.UnaryOperation(operator=m.Minus(), expression=m.Integer("1"))
+_OPEN_SLICE = m.Slice(upper=None, lower=m.DoNotCare())
+
+
+def _is_history(node: cst.CSTNode) -> bool:
+    return bool(set(words(identifier(node) or "")) & HISTORY_WORDS)
+
+
+def _is_partial(node: cst.CSTNode) -> bool:
+    return bool(set(words(identifier(node) or "")) & PARTIAL_WORDS)
+
+
+def _after_failure(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """In an ``except``/``finally`` block, or on a retry path."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+    return in_retry_path(ctx, node)
+
+
+def _in_handler(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+    return False
+
+
+def _same(ctx: SourceContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    return ctx.code(a).strip() == ctx.code(b).strip()
+
+
+def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> str | None:
+    """What the statement throws away, if it is a rollback of history or of partial output."""
+    if isinstance(statement, cst.Expr) and m.matches(
+        statement.value, m.Call(func=m.Attribute(attr=m.Name()))
+    ):
+        call = statement.value
+        method, owner = call.func.attr.value, call.func.value
+        last = not call.args or (len(call.args) == 1 and m.matches(call.args[0].value, _LAST))
+        if method == "pop" and last and _is_history(owner):
+            return f"{ctx.code(owner)}.pop()"
+        if method == "clear" and not call.args and (_is_partial(owner) or _is_history(owner)):
+            return f"{ctx.code(owner)}.clear()"
+    if isinstance(statement, cst.Del):
+        targets = [statement.target]
+        if isinstance(statement.target, cst.Tuple):
+            targets = [el.value for el in statement.target.elements]
+        for target in targets:
+            if isinstance(target, cst.Subscript) and (_is_history(target.value) or _is_partial(target.value)):
+                index = target.slice[0].slice if len(target.slice) == 1 else None
+                if m.matches(index, m.Index(value=_LAST) | _OPEN_SLICE):
+                    return ctx.code(statement)
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target, value = statement.targets[0].target, statement.value
+        if not (_is_history(target) or _is_partial(target)):
+            return None
+        # history = history[:checkpoint]; history[:] = history[:n]; history[n:] = []
+        if (
+            isinstance(value, cst.Subscript)
+            and _same(ctx, value.value, _base(target))
+            and _keeps_prefix(value)
+        ):
+            return ctx.code(statement)
+        if (
+            isinstance(target, cst.Subscript)
+            and m.matches(target.slice[0].slice, m.Slice())
+            and (m.matches(value, m.List(elements=[]) | m.Tuple(elements=[])))
+        ):
+            return ctx.code(statement)
+        # history = snapshot / list(snapshot) / copy.deepcopy(saved), restoring what was there before
+        if _in_handler(ctx, statement) and _restores_snapshot(ctx, target, value):
+            return ctx.code(statement)
+    return None
+
+
+def _keeps_prefix(subscript: cst.Subscript) -> bool:
+    """``history[:checkpoint]`` rolls back; ``history[-10:]`` trims old turns and is no rollback."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+        return False
+    window = subscript.slice[0].slice
+    return window.lower is None and window.upper is not None
+
+
+def _base(target: cst.BaseExpression) -> cst.BaseExpression:
+    """``history`` for ``history[:]``, the target itself otherwise."""
+    return target.value if isinstance(target, cst.Subscript) else target
+
+
+_COPY = m.Call(
+    func=m.Name("list") | m.Attribute(attr=m.Name("deepcopy") | m.Name("copy")) | m.Name("deepcopy")
+)
+
+
+def _restores_snapshot(ctx: SourceContext, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    source = value
+    if m.matches(value, _COPY) and len(value.args) == 1:
+        source = value.args[0].value
+    elif m.matches(value, m.Call(func=m.Attribute(attr=m.Name("copy")), args=[])):
+        source = value.func.value
+    if m.matches(source, m.Name("None") | m.Name("True") | m.Name("False")):
+        return False
+    return isinstance(source, (cst.Name, cst.Attribute)) and not _same(ctx, source, _base(target))
+
+
+#: A value that starts an attempt afresh: ``[]``, ``""``, ``{}``, ``list()``, ``StreamAssembler()``.
+_FRESH = (
+    m.List(elements=[])
+    | m.Dict(elements=[])
+    | m.Tuple(elements=[])
+    | m.SimpleString(value=m.MatchIfTrue(lambda v: v.strip("bBrRuU") in ('""', "''")))
+    | m.Call(args=[])
+)
+
+
+def _fresh_buffers(
+    ctx: SourceContext, loop: cst.For | cst.While
+) -> Iterator[tuple[cst.BaseSmallStatement, str]]:
+    """``parts = []`` at the top of each attempt, where ``parts`` also exists before the loop: the
+    reset is what discards the previous attempt's partial output."""
+    function = ctx.enclosing_function(loop)
+    if function is None:
+        return
+    loop_start = ctx.position(loop).start.line
+    for statement in ctx.descendants(loop.body, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+        name = statement.targets[0].target.value
+        if not m.matches(statement.value, _FRESH):
+            continue
+        if innermost_loop(ctx, statement) is not loop or not (
+            _is_partial(statement.targets[0].target) or _is_history(statement.targets[0].target)
+        ):
+            continue
+        earlier = [
+            a
+            for a in ctx.descendants(function.body, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
+            if ctx.position(a).start.line < loop_start
+        ]
+        if earlier:
+            yield statement, f"{name} is no longer reset before the next attempt"
+
+
+class KeepPartialHistory(Operator):
+    name = "keep-partial-history"
+    description = "A failed attempt's partial output is no longer rolled back before the retry."
+    failure = (
+        "After a stream breaks mid-answer the half-written assistant message stays in history, so the retry "
+        "sends it back: the model repeats or continues it, and a dangling tool_use invalidates the request."
+    )
+    hint = (
+        "Break a stream mid-message, then assert the retried request's messages equal the first request's "
+        "(no partial assistant turn) and that history holds exactly one complete reply afterwards."
+    )
+    examples = (
+        Example(
+            before=(
+                "import anthropic\n\n"
+                "def turn(client, messages, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        messages.append({'role': 'assistant', 'content': ''})\n"
+                "        try:\n"
+                "            with client.messages.stream(messages=messages[:-1]) as stream:\n"
+                "                for text in stream.text_stream:\n"
+                "                    messages[-1]['content'] += text\n"
+                "            return messages[-1]\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            messages.pop()\n"
+            ),
+            after=(
+                "import anthropic\n\n"
+                "def turn(client, messages, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        messages.append({'role': 'assistant', 'content': ''})\n"
+                "        try:\n"
+                "            with client.messages.stream(messages=messages[:-1]) as stream:\n"
+                "                for text in stream.text_stream:\n"
+                "                    messages[-1]['content'] += text\n"
+                "            return messages[-1]\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            pass\n"
+            ),
+            note="sync anthropic loop popping the partial message",
+        ),
+        Example(
+            before=(
+                "class Session:\n"
+                "    async def ask(self, client, **kw):\n"
+                "        checkpoint = len(self.history)\n"
+                "        try:\n"
+                "            async for chunk in await client.chat.completions.create(stream=True, **kw):\n"
+                "                self.history.append(chunk.choices[0].delta)\n"
+                "        except Exception:\n"
+                "            del self.history[checkpoint:]\n"
+                "            raise\n"
+            ),
+            after=(
+                "class Session:\n"
+                "    async def ask(self, client, **kw):\n"
+                "        checkpoint = len(self.history)\n"
+                "        try:\n"
+                "            async for chunk in await client.chat.completions.create(stream=True, **kw):\n"
+                "                self.history.append(chunk.choices[0].delta)\n"
+                "        except Exception:\n"
+                "            pass\n"
+                "            raise\n"
+            ),
+            note="async openai: truncation to a saved length",
+        ),
+        Example(
+            before=(
+                "import copy\n"
+                "import httpx\n\n"
+                "def complete(client, state, body):\n"
+                "    saved = copy.deepcopy(state.messages)\n"
+                "    try:\n"
+                "        for line in client.stream('POST', '/v1/messages', json=body).iter_lines():\n"
+                "            state.messages[-1]['content'] += line\n"
+                "    except httpx.ReadError:\n"
+                "        state.messages = saved\n"
+                "        raise\n"
+            ),
+            after=(
+                "import copy\n"
+                "import httpx\n\n"
+                "def complete(client, state, body):\n"
+                "    saved = copy.deepcopy(state.messages)\n"
+                "    try:\n"
+                "        for line in client.stream('POST', '/v1/messages', json=body).iter_lines():\n"
+                "            state.messages[-1]['content'] += line\n"
+                "    except httpx.ReadError:\n"
+                "        pass\n"
+                "        raise\n"
+            ),
+            note="raw httpx SSE: history restored from a snapshot",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def generate(model, prompt, max_attempts=3):\n"
+                "    parts = []\n"
+                "    for attempt in range(max_attempts):\n"
+                "        parts = []\n"
+                "        try:\n"
+                "            for delta in model.stream(prompt):\n"
+                "                parts.append(delta)\n"
+                "            return ''.join(parts)\n"
+                "        except ConnectionError:\n"
+                "            time.sleep(attempt)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def generate(model, prompt, max_attempts=3):\n"
+                "    parts = []\n"
+                "    for attempt in range(max_attempts):\n"
+                "        pass\n"
+                "        try:\n"
+                "            for delta in model.stream(prompt):\n"
+                "                parts.append(delta)\n"
+                "            return ''.join(parts)\n"
+                "        except ConnectionError:\n"
+                "            time.sleep(attempt)\n"
+            ),
+            note="a partial buffer reset at the top of each attempt",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def drain(queue, handle):\n"
+                "    for attempt in range(5):\n"
+                "        try:\n"
+                "            handle(queue.pop())\n"
+                "            return\n"
+                "        except TimeoutError:\n"
+                "            job = queue.pop()\n"
+                "            time.sleep(1)\n"
+            ),
+            note="pops from a work queue in a retry loop",
+        ),
+        Example(
+            before=(
+                "def trim(messages, limit):\n"
+                "    while len(messages) > limit:\n"
+                "        messages.pop(0)\n\n"
+                "def undo(editor):\n"
+                "    editor.history.pop()\n\n"
+                "def strip_cache(message):\n"
+                "    try:\n"
+                "        message.pop('cache_control')\n"
+                "    except KeyError:\n"
+                "        pass\n"
+            ),
+            note="history trimming, an editor's undo and a dict key removal are no rollback",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for statement in ctx.findall(m.Expr() | m.Del() | m.Assign()):
+            what = _rollback(ctx, statement)
+            if what and _after_failure(ctx, statement):
+                yield Mutation(
+                    statement, cst.Pass(), f"rollback `{what.strip()}` removed: partial output kept"
+                )
+        for loop in ctx.findall(m.For() | m.While()):
+            if is_retry_loop(ctx, loop):
+                for statement, description in _fresh_buffers(ctx, loop):
+                    yield Mutation(statement, cst.Pass(), description)

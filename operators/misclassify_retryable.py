@@ -1,0 +1,459 @@
+"""misclassify-retryable: one retryable failure is treated as fatal, or one fatal failure as retryable.
+
+The retry decision is a classification: 408/409/429/5xx/529, timeouts and dropped connections are
+worth another attempt; 400/401/403/404 are not, because the same request fails the same way. A
+retryable error treated as fatal turns a blip into a failed task; a fatal one treated as
+retryable resends a bad request, with a bad key, until the budget is gone. Each mutant moves
+exactly one status, error type or exception class across the line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import (
+    _TIME_WORDS,
+    FATAL_EXAMPLE,
+    error_kind,
+    http_status,
+    identifier,
+    in_retry_decision,
+    innermost_loop,
+    is_fatal_name,
+    is_retry_loop,
+    is_retry_name,
+    is_retryable_status,
+    is_status_name,
+    retry_library,
+    words,
+)
+
+_COLLECTION = m.Set() | m.Tuple() | m.List()
+#: Calls a collection passes through on its way to its name: ``frozenset({...})``, ``Field(default=...)``.
+_WRAPPERS = frozenset({"frozenset", "set", "tuple", "list", "field", "Field", "MappingProxyType", "sorted"})
+_FALSE, _TRUE = cst.Name("False"), cst.Name("True")
+
+
+def without(collection: cst.Set | cst.Tuple | cst.List, index: int) -> cst.BaseExpression:
+    """``collection`` minus its ``index``-th element, still valid code (``(429,)``, ``set()``)."""
+    elements = list(collection.elements)
+    removed = elements.pop(index)
+    if not elements:
+        return (
+            cst.parse_expression("set()")
+            if isinstance(collection, cst.Set)
+            else collection.with_changes(elements=[])
+        )
+    if index == len(elements):
+        elements[-1] = elements[-1].with_changes(comma=removed.comma)
+    if isinstance(collection, cst.Tuple) and len(elements) == 1:
+        elements[0] = elements[0].with_changes(comma=cst.Comma())
+    return collection.with_changes(elements=elements)
+
+
+def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression:
+    """``collection`` plus the fatal status 400."""
+    elements = list(collection.elements)
+    last = elements[-1]
+    if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(collection, cst.Tuple) and len(elements) == 1:
+        elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    added = cst.Element(cst.Integer(str(FATAL_EXAMPLE)))
+    if last.comma is not cst.MaybeSentinel.DEFAULT and not (
+        isinstance(collection, cst.Tuple) and len(elements) == 1
+    ):
+        added = added.with_changes(comma=last.comma)
+    return collection.with_changes(elements=[*elements, added])
+
+
+def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str], bool] | None:
+    """Names that say what a collection is for (its variable, dict key, keyword, callee) and
+    whether it is an argument of a retry library; None for collections owned by a comparison or
+    an ``except`` clause (handled where they decide) or by nothing nameable."""
+    names: list[str] = []
+    for ancestor in ctx.ancestors(collection):
+        if isinstance(ancestor, (cst.Lambda, cst.Element)) or (
+            isinstance(ancestor, cst.Call) and identifier(ancestor) in _WRAPPERS
+        ):
+            continue
+        if isinstance(ancestor, cst.Arg):
+            if ancestor.keyword is not None:
+                names.append(ancestor.keyword.value)
+            continue
+        if isinstance(ancestor, cst.Call):
+            return [*names, identifier(ancestor) or ""], retry_library(ctx, ancestor) is not None
+        if isinstance(ancestor, cst.Assign):
+            return [*names, *(identifier(t.target) or "" for t in ancestor.targets)], False
+        if isinstance(ancestor, (cst.AnnAssign, cst.AugAssign)):
+            return [*names, identifier(ancestor.target) or ""], False
+        if isinstance(ancestor, cst.DictElement):
+            key = ancestor.key
+            value = key.evaluated_value if isinstance(key, cst.SimpleString) else identifier(key)
+            return [*names, value if isinstance(value, str) else ""], False
+        if isinstance(ancestor, cst.Param):
+            return [*names, ancestor.name.value], False
+        return None
+    return None
+
+
+def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
+    """Elements a classification holds: HTTP error statuses, error-type strings, exception classes."""
+    if not collection.elements:
+        return False
+    for element in collection.elements:
+        value = element.value
+        if isinstance(element, cst.StarredElement):
+            return False
+        if isinstance(value, (cst.Integer, cst.Attribute)) and http_status(value) is not None:
+            continue
+        if isinstance(value, cst.SimpleString) and " " not in str(value.evaluated_value):
+            continue
+        if isinstance(value, (cst.Name, cst.Attribute)) and not isinstance(value, cst.Integer):
+            continue
+        return False
+    return True
+
+
+def _kind_of_owner(names: list[str], library: bool) -> str | None:
+    if any(set(words(n)) & (_TIME_WORDS - {"backoff"}) for n in names):
+        return None
+    if any(is_fatal_name(n) for n in names):
+        return "fatal"
+    if library or any(is_retry_name(n) for n in names):
+        return "retryable"
+    return None
+
+
+def _label(ctx: SourceContext, node: cst.CSTNode) -> str:
+    return ctx.code(node).strip()
+
+
+def _removals(
+    ctx: SourceContext, collection: cst.Set | cst.Tuple | cst.List, kind_of: str | None
+) -> Iterator[Mutation]:
+    """One mutant per element: ``kind_of`` is the collection's meaning, or None to judge each element."""
+    for index, element in enumerate(collection.elements):
+        code = http_status(element.value)
+        kind = kind_of or ("retryable" if code and is_retryable_status(code) else "fatal" if code else None)
+        if kind is None:
+            continue
+        effect = "no longer retried" if kind == "retryable" else "now retried"
+        yield Mutation(collection, without(collection, index), f"{_label(ctx, element.value)} {effect}")
+    codes = [http_status(el.value) for el in collection.elements]
+    if codes and all(c is not None and is_retryable_status(c) for c in codes) and kind_of != "fatal":
+        if not _decided_elsewhere(ctx, collection, FATAL_EXAMPLE):
+            yield Mutation(collection, with_fatal(collection), f"{FATAL_EXAMPLE} (a bad request) now retried")
+
+
+def _decided_elsewhere(ctx: SourceContext, collection: cst.CSTNode, code: int) -> bool:
+    """The code already has its own check nearby (``if status in (400, 401): return None``), so
+    adding it to the retryable collection would change nothing."""
+    scope = ctx.enclosing_function(collection) or ctx.module
+    return any(http_status(n) == code for n in ctx.descendants(scope, m.Integer()))
+
+
+def _status_check(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
+    """``status == 429`` / ``!= 401`` / ``in (429, 529)`` / ``>= 500`` / ``400 <= status < 500``."""
+    operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    if not any(is_status_name(identifier(op)) for op in operands):
+        return
+    if len(comparison.comparisons) > 1:
+        bounds = [http_status(op) for op in operands]
+        if any(b is not None for b in bounds):
+            yield Mutation(
+                comparison, _FALSE, f"{_label(ctx, comparison)} never holds: that class is misjudged"
+            )
+        return
+    operator, other = comparison.comparisons[0].operator, comparison.comparisons[0].comparator
+    if not is_status_name(identifier(comparison.left)):
+        other = comparison.left
+    code = http_status(other)
+    if isinstance(operator, (cst.In, cst.NotIn)) and m.matches(other, _COLLECTION):
+        yield from _removals(ctx, other, None)
+    elif code is not None and isinstance(operator, (cst.Equal, cst.NotEqual)):
+        verdict = _FALSE if isinstance(operator, cst.Equal) else _TRUE
+        effect = "no longer retried" if is_retryable_status(code) else "no longer treated as fatal"
+        yield Mutation(comparison, verdict, f"status {code} {effect}")
+    elif code in (499, 500) and not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+        yield Mutation(comparison, _FALSE, f"{_label(ctx, comparison)} never holds: the 4xx/5xx line moves")
+
+
+def _handler_gives_up(handler: cst.ExceptHandler) -> bool:
+    body = handler.body.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Raise, cst.Return, cst.Break)) for s in last.body)
+    return False
+
+
+def _module_collections(ctx: SourceContext) -> set[str]:
+    """Names bound at module level to a tuple/set/list literal (possibly through ``frozenset(...)``)."""
+    names = set()
+    for statement in ctx.module.body:
+        for assign in ctx.descendants(statement, m.Assign() | m.AnnAssign()):
+            if ctx.descendants(assign.value, _COLLECTION) if assign.value is not None else False:
+                targets = (
+                    [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+                )
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
+_BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
+
+
+def _handler_types(
+    ctx: SourceContext, handler: cst.ExceptHandler, kinds: set[str | None]
+) -> Iterator[Mutation]:
+    """Drop one caught class (``except ()`` catches nothing). ``except Exception`` is left alone:
+    removing it flips every failure at once, not one class."""
+    caught = handler.type
+    if ctx.qualified_names(caught) & _BROAD:
+        return
+    effect = "no longer retried" if "retryable" in kinds else "now retried"
+    if isinstance(caught, cst.Tuple) and len(caught.elements) > 1:
+        for index, element in enumerate(caught.elements):
+            if error_kind(ctx, element.value) in kinds:
+                yield Mutation(caught, without(caught, index), f"{_label(ctx, element.value)} {effect}")
+    elif isinstance(caught, cst.Name) and caught.value in _module_collections(ctx):
+        return  # ``except RETRYABLE_ERRORS:`` -- its definition in this file is mutated element by element
+    elif isinstance(caught, (cst.Name, cst.Attribute)) and error_kind(ctx, caught) in kinds:
+        empty = cst.Tuple([], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        yield Mutation(caught, empty, f"{_label(ctx, caught)} {effect}")
+
+
+def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
+    """In a retry loop, a handler that goes round again retries every type it catches; a handler
+    that gives up before such a handler keeps its (fatal) types out of the retry."""
+    handlers = list(attempt.handlers)
+    for position, handler in enumerate(handlers):
+        if handler.type is None:
+            continue
+        if not _handler_gives_up(handler):
+            yield from _handler_types(ctx, handler, {"retryable", "fatal", None})
+        elif any(not _handler_gives_up(later) for later in handlers[position + 1 :]):
+            yield from _handler_types(ctx, handler, {"fatal", None})
+
+
+def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """``isinstance(err, anthropic.RateLimitError)`` / ``isinstance(err, (Timeout, AuthError))``."""
+    classes = call.args[1].value
+    if isinstance(classes, cst.Tuple):
+        for index, element in enumerate(classes.elements):
+            kind = error_kind(ctx, element.value)
+            if kind and len(classes.elements) > 1:
+                effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
+                yield Mutation(classes, without(classes, index), f"{_label(ctx, element.value)} {effect}")
+    elif error_kind(ctx, classes):
+        effect = (
+            "no longer retried" if error_kind(ctx, classes) == "retryable" else "no longer treated as fatal"
+        )
+        yield Mutation(call, _FALSE, f"{_label(ctx, classes)} {effect}")
+
+
+def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """tenacity's ``retry_if_exception_type(E)`` and backoff's ``on_exception(wait, E)`` with one class."""
+    if retry_library(ctx, call) is None:
+        return
+    qualified = {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)}
+    if qualified & {"retry_if_exception_type", "retry_if_not_exception_type"} and call.args:
+        arg = call.args[0]
+    elif "on_exception" in qualified and len(call.args) > 1:
+        arg = call.args[1]
+    else:
+        return
+    if isinstance(arg.value, (cst.Name, cst.Attribute)):
+        effect = "now retried" if "retry_if_not_exception_type" in qualified else "no longer retried"
+        empty = cst.Tuple([], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        yield Mutation(arg.value, empty, f"{_label(ctx, arg.value)} {effect}")
+
+
+#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., transient=True)``.
+_VERDICT_WORDS = frozenset({"retryable", "retriable", "transient", "recoverable", "fatal", "permanent"})
+_BOOL = m.Name("True") | m.Name("False")
+
+
+def _verdict_flags(ctx: SourceContext) -> Iterator[Mutation]:
+    """``retryable = True`` in a class body or anywhere as an assignment, ``retryable=False`` as a
+    keyword: the literal verdict is flipped."""
+    sites = [(a.keyword, a.value) for a in ctx.findall(m.Arg(keyword=m.Name(), value=_BOOL))]
+    sites += [
+        (a.targets[0].target, a.value) for a in ctx.findall(m.Assign(targets=[m.AssignTarget()], value=_BOOL))
+    ]
+    sites += [(a.target, a.value) for a in ctx.findall(m.AnnAssign(value=_BOOL))]
+    for target, value in sites:
+        name = identifier(target) or ""
+        if set(words(name)) & _VERDICT_WORDS:
+            flipped = _FALSE if value.value == "True" else _TRUE
+            yield Mutation(value, flipped, f"{name} flipped to {flipped.value}")
+
+
+class MisclassifyRetryable(Operator):
+    name = "misclassify-retryable"
+    description = "One retryable status/error is treated as fatal, or one fatal one as retryable."
+    failure = (
+        "The agent gives up on a transient failure (429, 529, 5xx, a timeout, a dropped connection) that one "
+        "more attempt would have fixed, or keeps resending a request the provider rejected for good (400, "
+        "401, 403, 404)."
+    )
+    hint = (
+        "For each class of failure the fake server can produce, assert the decision: a 429/529/5xx is "
+        "retried (two requests), a 400/401 fails at once (one request, the error surfaced)."
+    )
+    examples = (
+        Example(
+            before="RETRYABLE_STATUSES = frozenset({408, 429, 529})\n",
+            after="RETRYABLE_STATUSES = frozenset({408, 529})\n",
+            note="module constant of retryable statuses",
+        ),
+        Example(
+            before=(
+                "import time\n"
+                "import httpx\n\n"
+                "def post(client, body, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        r = client.post('/v1/chat/completions', json=body)\n"
+                "        if r.status_code == 429 or r.status_code >= 500:\n"
+                "            time.sleep(2 ** attempt)\n"
+                "            continue\n"
+                "        return r\n"
+            ),
+            after=(
+                "import time\n"
+                "import httpx\n\n"
+                "def post(client, body, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        r = client.post('/v1/chat/completions', json=body)\n"
+                "        if r.status_code == 429 or False:\n"
+                "            time.sleep(2 ** attempt)\n"
+                "            continue\n"
+                "        return r\n"
+            ),
+            note="raw httpx loop: the 5xx boundary",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "from anthropic import APIConnectionError, AuthenticationError, InternalServerError\n"
+                "from anthropic import RateLimitError as RLE\n\n"
+                "async def ask(client, attempts, **kw):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return await client.messages.create(**kw)\n"
+                "        except AuthenticationError:\n"
+                "            raise\n"
+                "        except (RLE, InternalServerError, APIConnectionError):\n"
+                "            await asyncio.sleep(attempt)\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "from anthropic import APIConnectionError, AuthenticationError, InternalServerError\n"
+                "from anthropic import RateLimitError as RLE\n\n"
+                "async def ask(client, attempts, **kw):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return await client.messages.create(**kw)\n"
+                "        except AuthenticationError:\n"
+                "            raise\n"
+                "        except (RLE, APIConnectionError):\n"
+                "            await asyncio.sleep(attempt)\n"
+            ),
+            note="async anthropic loop: except clauses decide",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def should_retry(error: Exception) -> bool:\n"
+                "    if isinstance(error, openai.APIStatusError):\n"
+                "        return error.status_code not in (400, 401, 403, 404)\n"
+                "    return isinstance(error, openai.APITimeoutError)\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def should_retry(error: Exception) -> bool:\n"
+                "    if isinstance(error, openai.APIStatusError):\n"
+                "        return error.status_code not in (400, 403, 404)\n"
+                "    return isinstance(error, openai.APITimeoutError)\n"
+            ),
+            note="openai predicate helper: the fatal exclusion list",
+        ),
+        Example(
+            before=(
+                "from pydantic import BaseModel, Field\n\n"
+                "class RetryConfig(BaseModel):\n"
+                "    max_attempts: int = 3\n"
+                "    retry_on: list[int] = Field(default=[429, 503])\n"
+            ),
+            after=(
+                "from pydantic import BaseModel, Field\n\n"
+                "class RetryConfig(BaseModel):\n"
+                "    max_attempts: int = 3\n"
+                "    retry_on: list[int] = Field(default=[429, 503, 400])\n"
+            ),
+            note="pydantic config: a fatal status added",
+        ),
+        Example(
+            before=(
+                "class StreamError(Exception):\n"
+                "    retryable = True\n\n\n"
+                "class OutputLimitError(StreamError):\n"
+                "    retryable = False\n"
+            ),
+            after=(
+                "class StreamError(Exception):\n"
+                "    retryable = True\n\n\n"
+                "class OutputLimitError(StreamError):\n"
+                "    retryable = True\n"
+            ),
+            note="error classes carrying their own verdict",
+        ),
+        Example(
+            before=(
+                "def route(status, page):\n"
+                "    if status == 404:\n"
+                "        return 'not found'\n"
+                "    if status >= 500:\n"
+                "        return 'server error'\n"
+                "    return page\n\n"
+                "MESSAGES = {404: 'Not Found', 429: 'Too Many Requests'}\n"
+            ),
+            note="a routing table and a status-to-text map decide no retry",
+        ),
+        Example(
+            before=(
+                "def parse_events(lines, handlers):\n"
+                "    for line in lines:\n"
+                "        try:\n"
+                "            handlers[line.kind](line)\n"
+                "        except (KeyError, TimeoutError):\n"
+                "            continue\n\n"
+                "RETRY_DELAYS = (0.5, 1.0, 2.0)\n"
+            ),
+            note="an except clause in a loop over data, and a delay schedule",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for collection in ctx.findall(_COLLECTION):
+            owner = _owner_names(ctx, collection)
+            if owner and _classifies(collection):
+                kind = _kind_of_owner(*owner)
+                if kind:
+                    yield from _removals(ctx, collection, kind)
+        for comparison in ctx.findall(m.Comparison()):
+            if in_retry_decision(ctx, comparison):
+                yield from _status_check(ctx, comparison)
+        for attempt in ctx.findall(m.Try()):
+            loop = innermost_loop(ctx, attempt)
+            if loop is not None and is_retry_loop(ctx, loop):
+                yield from _except_clauses(ctx, attempt)
+        for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
+            if in_retry_decision(ctx, call):
+                yield from _isinstance_check(ctx, call)
+        for call in ctx.findall(m.Call()):
+            yield from _library_single_class(ctx, call)
+        yield from _verdict_flags(ctx)

@@ -1,0 +1,144 @@
+"""mismatch-tool-call-id: the id sent back with a tool result no longer matches the call it answers.
+
+Every provider pairs a tool result with its call by id (``tool_use_id``, ``tool_call_id``,
+``call_id``). A loop that echoes the wrong id -- a stale variable, the message id, the id of the
+previous call in a parallel batch -- gets a 400 from the real API or, worse, makes the model
+attribute one tool's output to another. Tests that only look at result text never see it.
+
+Recognised: the id field of every tool result construct (see ``_tools``): ``tool_use_id`` of
+Anthropic ``tool_result`` blocks/``ToolResultBlockParam``, ``tool_call_id`` of OpenAI
+``role: "tool"`` messages (also langchain's ``ToolMessage``), ``call_id`` of Responses
+``function_call_output`` items, and the same fields of the project's own dataclasses, pydantic
+models and TypedDicts (by keyword, or by position when the class is defined in the file). The
+ids of the *calls* themselves (``tool_use`` blocks, ``function_call`` items) are never touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import atom, tool_results
+
+
+class MismatchToolCallId(Operator):
+    name = "mismatch-tool-call-id"
+    description = "The id sent back with a tool result no longer matches the id of its call."
+    failure = (
+        "A tool result is echoed under an id the model never issued, so the real API rejects the "
+        "request or the model pairs the output with the wrong call."
+    )
+    hint = (
+        "Script a turn with two tool calls and assert each tool result in the next request carries "
+        "exactly the id of the call it answers (the fake server's pairing invariant does this too)."
+    )
+    examples = (
+        Example(
+            before=(
+                "def run_tools(message, tools):\n"
+                "    return [\n"
+                "        {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": tools[block.name](**block.input)}\n"
+                "        for block in message.content\n"
+                "        if block.type == \"tool_use\"\n"
+                "    ]\n"
+            ),
+            after=(
+                "def run_tools(message, tools):\n"
+                "    return [\n"
+                "        {\"type\": \"tool_result\", \"tool_use_id\": block.id + \"x\", \"content\": tools[block.name](**block.input)}\n"
+                "        for block in message.content\n"
+                "        if block.type == \"tool_use\"\n"
+                "    ]\n"
+            ),
+            note="Anthropic tool_result dict",
+        ),
+        Example(
+            before=(
+                "from langchain_core.messages import ToolMessage\n\n"
+                "async def answer(tool_calls, tools):\n"
+                "    out = []\n"
+                "    for tc in tool_calls:\n"
+                "        value = await tools[tc[\"name\"]].ainvoke(tc[\"args\"])\n"
+                "        out.append(ToolMessage(content=str(value), tool_call_id=tc[\"id\"]))\n"
+                "    return out\n"
+            ),
+            after=(
+                "from langchain_core.messages import ToolMessage\n\n"
+                "async def answer(tool_calls, tools):\n"
+                "    out = []\n"
+                "    for tc in tool_calls:\n"
+                "        value = await tools[tc[\"name\"]].ainvoke(tc[\"args\"])\n"
+                "        out.append(ToolMessage(content=str(value), tool_call_id=tc[\"id\"] + \"x\"))\n"
+                "    return out\n"
+            ),
+            note="OpenAI-style tool message as a pydantic model, async runner",
+        ),
+        Example(
+            before=(
+                "def outputs(response, dispatch):\n"
+                "    items = []\n"
+                "    for item in response.output:\n"
+                "        if item.type == \"function_call\":\n"
+                "            items.append(dict(type=\"function_call_output\", call_id=item.call_id, output=dispatch(item)))\n"
+                "    return items\n"
+            ),
+            after=(
+                "def outputs(response, dispatch):\n"
+                "    items = []\n"
+                "    for item in response.output:\n"
+                "        if item.type == \"function_call\":\n"
+                "            items.append(dict(type=\"function_call_output\", call_id=item.call_id + \"x\", output=dispatch(item)))\n"
+                "    return items\n"
+            ),
+            note="Responses API item built with dict(...)",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ToolReply:\n"
+                "    tool_call_id: str\n"
+                "    content: str\n\n"
+                "def reply(call, text):\n"
+                "    return ToolReply(call.id, text)\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ToolReply:\n"
+                "    tool_call_id: str\n"
+                "    content: str\n\n"
+                "def reply(call, text):\n"
+                "    return ToolReply(call.id + \"x\", text)\n"
+            ),
+            note="the project's own dataclass, built positionally",
+        ),
+        Example(
+            before=(
+                "def echo(message, block):\n"
+                "    message.append({\"type\": \"tool_use\", \"id\": block.id, \"name\": block.name, \"input\": block.input})\n"
+                "    message.append({\"type\": \"function_call\", \"call_id\": block.id, \"name\": block.name, \"arguments\": \"{}\"})\n"
+            ),
+            note="the calls themselves carry ids too, but they are not results",
+        ),
+        Example(
+            before=(
+                "import logging\n\n"
+                "def trace(log: logging.Logger, journal, call, result):\n"
+                "    journal.record(\"tool\", tool_use_id=call.id, is_error=result.is_error)\n"
+                "    log.info(\"tool done\", extra={\"tool_call_id\": call.id, \"ms\": result.ms})\n"
+            ),
+            note="logging that mentions the id is not the result sent to the model",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for result in tool_results(ctx):
+            ident = result.id
+            if ident is None or (isinstance(ident, cst.Name) and ident.value == "None"):
+                continue
+            wrong = cst.BinaryOperation(left=atom(ident), operator=cst.Add(), right=cst.SimpleString('"x"'))
+            yield Mutation(ident, wrong, f"{result.label} {result.id_key} no longer matches its call")

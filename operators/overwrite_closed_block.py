@@ -1,0 +1,211 @@
+"""overwrite-closed-block: the stream assembler's "first close wins" guard is removed.
+
+Streams deliver duplicates and stragglers: a second ``content_block_stop`` for the same index, a
+late delta after the block closed, events after ``message_stop``. An assembler that does not
+ignore them rewrites a block that was already final, so what was streamed to the user and what
+is stored in history disagree. Line coverage of the happy path never exercises the guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    FALSE,
+    condition_sites,
+    exits_early,
+    handles_stream_events,
+    is_literal,
+    is_stop_flag,
+    leaf_name,
+    negated,
+    presence_of,
+    single_comparison,
+    tokens,
+)
+
+#: Words of a state meaning "no longer accepts events".
+CLOSED_WORDS = frozenset(
+    {"closed", "done", "finished", "finalized", "finalised", "complete", "completed", "stopped", "ended",
+     "sealed", "terminated"}
+)
+#: Words of a state meaning "still accepts events" (``if index not in self._open: return``).
+OPEN_WORDS = frozenset({"open", "opened", "active", "pending", "live", "streaming", "inprogress"})
+
+
+class OverwriteClosedBlock(Operator):
+    name = "overwrite-closed-block"
+    description = "The assembler's first-close-wins guard is removed: late events rewrite closed blocks."
+    failure = (
+        "A duplicate stop, a late delta or an event after the end of the message rewrites a block that "
+        "was already closed: history no longer matches what was streamed."
+    )
+    hint = (
+        "Feed the assembler (or script the fake server with) a duplicate content_block_stop / a delta "
+        "after the stop for the same index, and assert the assembled block is the first-closed one."
+    )
+    examples = (
+        Example(
+            before=(
+                "class Assembler:\n"
+                "    def __init__(self):\n"
+                "        self.blocks = {}\n"
+                "        self.closed = set()\n"
+                "\n"
+                "    def on_event(self, event):\n"
+                "        index = event['index']\n"
+                "        if index in self.closed:\n"
+                "            return\n"
+                "        if event['type'] == 'content_block_stop':\n"
+                "            self.closed.add(index)\n"
+                "        else:\n"
+                "            self.blocks[index] = self.blocks.get(index, '') + event['delta']['text']\n"
+            ),
+            after=(
+                "class Assembler:\n"
+                "    def __init__(self):\n"
+                "        self.blocks = {}\n"
+                "        self.closed = set()\n"
+                "\n"
+                "    def on_event(self, event):\n"
+                "        index = event['index']\n"
+                "        if False:\n"
+                "            return\n"
+                "        if event['type'] == 'content_block_stop':\n"
+                "            self.closed.add(index)\n"
+                "        else:\n"
+                "            self.blocks[index] = self.blocks.get(index, '') + event['delta']['text']\n"
+            ),
+            note="anthropic dict events, a set of closed indexes",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n"
+                "\n"
+                "@dataclass\n"
+                "class ToolCallState:\n"
+                "    arguments: str = ''\n"
+                "    done: bool = False\n"
+                "\n"
+                "def apply_chunk(calls, chunk):\n"
+                "    for delta in chunk.choices[0].delta.tool_calls or []:\n"
+                "        state = calls.setdefault(delta.index, ToolCallState())\n"
+                "        if state.done:\n"
+                "            continue\n"
+                "        state.arguments += delta.function.arguments or ''\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n"
+                "\n"
+                "@dataclass\n"
+                "class ToolCallState:\n"
+                "    arguments: str = ''\n"
+                "    done: bool = False\n"
+                "\n"
+                "def apply_chunk(calls, chunk):\n"
+                "    for delta in chunk.choices[0].delta.tool_calls or []:\n"
+                "        state = calls.setdefault(delta.index, ToolCallState())\n"
+                "        if False:\n"
+                "            continue\n"
+                "        state.arguments += delta.function.arguments or ''\n"
+            ),
+            note="openai chunks, a dataclass flag, continue in a loop",
+        ),
+        Example(
+            before=(
+                "class Collector:\n"
+                "    def __init__(self):\n"
+                "        self.saw_stop = False\n"
+                "        self.text = ''\n"
+                "\n"
+                "    async def handle(self, event):\n"
+                "        if self.saw_stop or event.type == 'ping':\n"
+                "            return\n"
+                "        if event.type == 'message_stop':\n"
+                "            self.saw_stop = True\n"
+                "        elif event.type == 'content_block_delta':\n"
+                "            self.text += event.delta.text\n"
+            ),
+            after=(
+                "class Collector:\n"
+                "    def __init__(self):\n"
+                "        self.saw_stop = False\n"
+                "        self.text = ''\n"
+                "\n"
+                "    async def handle(self, event):\n"
+                "        if False or event.type == 'ping':\n"
+                "            return\n"
+                "        if event.type == 'message_stop':\n"
+                "            self.saw_stop = True\n"
+                "        elif event.type == 'content_block_delta':\n"
+                "            self.text += event.delta.text\n"
+            ),
+            note="async SDK events: nothing after message_stop counts",
+        ),
+        Example(
+            before=(
+                "class Writer:\n"
+                "    def write(self, data):\n"
+                "        if self._closed:\n"
+                "            raise ValueError('I/O operation on closed file')\n"
+                "        self._buffer.append(data)\n"
+                "\n"
+                "    def close(self):\n"
+                "        if self.closed:\n"
+                "            return\n"
+                "        self._closed = True\n"
+            ),
+            note="a file-like object's closed checks, no stream events",
+        ),
+        Example(
+            before=(
+                "def drain(tasks, events):\n"
+                "    for task in tasks:\n"
+                "        if task.done():\n"
+                "            continue\n"
+                "        task.cancel()\n"
+                "    for event in events:\n"
+                "        if event.closed:\n"
+                "            log(event)\n"
+            ),
+            note="futures' done() and a closed test that does not skip the event",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for node in ctx.nodes(cst.If):
+            if node.orelse is not None or not exits_early(node.body) or not handles_stream_events(ctx, node):
+                continue
+            for site in condition_sites(node.test, lambda leaf: _already_closed(ctx, leaf)):
+                yield Mutation(site, FALSE, f"guard `{ctx.code(site)}` removed: a late event overwrites a closed block")
+
+
+def _already_closed(ctx: SourceContext, test: cst.BaseExpression) -> bool:
+    """``block.closed``, ``index in self._closed``, ``index not in self._open``, ``not block.open``,
+    ``self._done``, ``state.get("finished")``, ``block.is_closed()``, or a flag set when the
+    end-of-turn marker arrived (``if self.saw_stop: return``)."""
+    inner = negated(test)
+    if inner is not None:
+        return _state(inner, OPEN_WORDS)
+    parts = single_comparison(test)
+    if parts is not None and isinstance(parts[1], (cst.In, cst.NotIn)):
+        return _state(parts[2], OPEN_WORDS if isinstance(parts[1], cst.NotIn) else CLOSED_WORDS)
+    present = presence_of(test)
+    if present is not None and is_stop_flag(ctx, present):
+        return True
+    if present is test or (parts is not None and is_literal(parts[2], "True")):
+        return _state(parts[0] if parts is not None else test, CLOSED_WORDS)
+    return isinstance(test, cst.Call) and _state(test, CLOSED_WORDS)
+
+
+def _state(expr: cst.BaseExpression, words: frozenset[str]) -> bool:
+    """``expr`` reads a state named by ``words``; a call counts only as ``is_closed()`` (a bare
+    ``done()`` is an asyncio future, not a block)."""
+    if isinstance(expr, cst.Call):
+        name = leaf_name(expr.func) or ""
+        return name.startswith(("is_", "_is_")) and bool(tokens(name) & words)
+    return bool(tokens(leaf_name(expr)) & words)

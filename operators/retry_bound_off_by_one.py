@@ -1,0 +1,269 @@
+"""retry-bound-off-by-one: the attempt limit of a retry loop is shifted by one.
+
+"Retry 3 times" is 3 or 4 requests depending on one ``<`` versus ``<=``, and the two readings
+differ in cost, in latency and in whether the last failure reaches the user. A suite whose fake
+server fails "enough" times and then succeeds passes either way; only a test that counts the
+requests of a call that keeps failing (or succeeds exactly on the last allowed attempt) decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import (
+    control_flow_exits,
+    identifiers_in,
+    in_retry_path,
+    innermost_loop,
+    is_count_name,
+    is_retry_loop,
+    is_status_comparison,
+    loop_variables,
+    plus_one,
+    retry_library,
+    words,
+)
+
+_SHIFTED: dict[type, type] = {
+    cst.LessThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.LessThan,
+    cst.GreaterThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.GreaterThan,
+}
+_SYMBOL = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
+_RANGE = m.Call(func=m.Name("range"), args=[m.AtLeastN(n=1)])
+
+
+def _decides(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """The comparison decides whether another attempt happens: a retry loop's ``while`` test, an
+    ``if`` that raises/returns/breaks/continues, or a predicate's ``return``."""
+    previous: cst.CSTNode = comparison
+    for ancestor in ctx.ancestors(comparison):
+        if isinstance(ancestor, cst.While) and previous is ancestor.test:
+            return is_retry_loop(ctx, ancestor)
+        if isinstance(ancestor, cst.If) and previous is ancestor.test:
+            return control_flow_exits(ctx, ancestor.body) or (
+                ancestor.orelse is not None and control_flow_exits(ctx, ancestor.orelse)
+            )
+        if isinstance(ancestor, cst.Return):
+            return True
+        if not isinstance(ancestor, cst.BaseExpression):
+            return False
+        previous = ancestor
+    return False
+
+
+def _counts_attempts(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """An attempt counter or limit takes part (``attempt``, ``max_retries``, ``retries_left``, or
+    the variable of the retry loop around it); statuses, delays and ``None`` checks do not."""
+    if is_status_comparison(ctx, comparison):
+        return False
+    names = set(identifiers_in(ctx, comparison))
+    if "None" in names or any(
+        isinstance(n, (cst.SimpleString, cst.Float))
+        for n in ctx.descendants(comparison, m.SimpleString() | m.Float())
+    ):
+        return False
+    loop = innermost_loop(ctx, comparison)
+    if loop is not None and is_retry_loop(ctx, loop) and names & loop_variables(loop):
+        return True
+    return any(is_count_name(name) for name in names)
+
+
+def _retry_counter_outside_loop(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """``self.retries >= self.max_retries`` decides a retry even where the retry is a recursive call."""
+    return any(
+        is_count_name(n) and {"retries", "retry"} & set(words(n)) for n in identifiers_in(ctx, comparison)
+    )
+
+
+def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str]]:
+    for i, target in enumerate(comparison.comparisons):
+        operator = target.operator
+        new_type = _SHIFTED.get(type(operator))
+        if new_type is not None:
+            new_operator = new_type(
+                whitespace_before=operator.whitespace_before, whitespace_after=operator.whitespace_after
+            )
+            new_target = target.with_changes(operator=new_operator)
+            change = f"{_SYMBOL[type(operator)]} becomes {_SYMBOL[new_type]}"
+        elif isinstance(operator, (cst.Equal, cst.NotEqual)):
+            new_target = target.with_changes(comparator=plus_one(target.comparator))
+            change = "compared value + 1"
+        else:
+            continue
+        targets = list(comparison.comparisons)
+        targets[i] = new_target
+        yield comparison.with_changes(comparisons=targets), f"attempt limit shifted by one ({change})"
+
+
+def _library_bound(ctx: SourceContext, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
+    """tenacity's ``stop_after_attempt(n)`` and backoff's ``max_tries=n``."""
+    library = retry_library(ctx, call)
+    if library == "tenacity" and any(q.endswith("stop_after_attempt") for q in ctx.qualified_names(call)):
+        if call.args:
+            yield call.args[0].value, "stop_after_attempt"
+    elif library == "backoff":
+        for arg in call.args:
+            if arg.keyword and arg.keyword.value == "max_tries" and not m.matches(arg.value, m.Name("None")):
+                yield arg.value, "max_tries"
+
+
+class RetryBoundOffByOne(Operator):
+    name = "retry-bound-off-by-one"
+    description = "The attempt limit of a retry loop is shifted by one."
+    failure = (
+        "The agent makes one attempt more (or fewer) than configured: an extra paid request against a "
+        "provider that keeps failing, or a give-up one attempt too early."
+    )
+    hint = (
+        "Make every attempt fail and assert the exact number of requests the fake server received; "
+        "also let a call succeed exactly on the last allowed attempt."
+    )
+    examples = (
+        Example(
+            before=(
+                "import anthropic\n\n"
+                "def create(client, policy, **kw):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        attempt += 1\n"
+                "        try:\n"
+                "            return client.messages.create(**kw)\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            if attempt >= policy.max_attempts:\n"
+                "                raise\n"
+            ),
+            after=(
+                "import anthropic\n\n"
+                "def create(client, policy, **kw):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        attempt += 1\n"
+                "        try:\n"
+                "            return client.messages.create(**kw)\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            if attempt > policy.max_attempts:\n"
+                "                raise\n"
+            ),
+            note="sync anthropic loop with a give-up check",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def fetch(client, url, tries=3):\n"
+                "    for i in range(tries):\n"
+                "        r = await client.get(url)\n"
+                "        if r.status_code == 503:\n"
+                "            await asyncio.sleep(1)\n"
+                "            continue\n"
+                "        return r\n"
+                "    raise RuntimeError('gave up')\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def fetch(client, url, tries=3):\n"
+                "    for i in range(tries + 1):\n"
+                "        r = await client.get(url)\n"
+                "        if r.status_code == 503:\n"
+                "            await asyncio.sleep(1)\n"
+                "            continue\n"
+                "        return r\n"
+                "    raise RuntimeError('gave up')\n"
+            ),
+            note="async raw httpx loop bounded by range",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class RetryPolicy:\n"
+                "    max_retries: int = 2\n\n"
+                "    def should_retry(self, retries_taken: int) -> bool:\n"
+                "        return retries_taken < self.max_retries\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class RetryPolicy:\n"
+                "    max_retries: int = 2\n\n"
+                "    def should_retry(self, retries_taken: int) -> bool:\n"
+                "        return retries_taken <= self.max_retries\n"
+            ),
+            note="policy dataclass predicate",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "from tenacity import retry, retry_if_exception_type, stop_after_attempt\n\n"
+                "@retry(stop=stop_after_attempt(5), retry=retry_if_exception_type(openai.RateLimitError))\n"
+                "def chat(client, messages):\n"
+                "    return client.chat.completions.create(model='m', messages=messages)\n"
+            ),
+            after=(
+                "import openai\n"
+                "from tenacity import retry, retry_if_exception_type, stop_after_attempt\n\n"
+                "@retry(stop=stop_after_attempt(6), retry=retry_if_exception_type(openai.RateLimitError))\n"
+                "def chat(client, messages):\n"
+                "    return client.chat.completions.create(model='m', messages=messages)\n"
+            ),
+            note="tenacity stop condition",
+        ),
+        Example(
+            before=(
+                "def run_tools(calls, max_calls):\n"
+                "    results = []\n"
+                "    for i in range(max_calls):\n"
+                "        try:\n"
+                "            results.append(calls[i]())\n"
+                "        except IndexError:\n"
+                "            break\n"
+                "        if len(results) >= 10:\n"
+                "            break\n"
+                "    return results\n"
+            ),
+            note="a range loop that handles an error but is no retry loop",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def send(request, attempt, max_attempts, deadline):\n"
+                "    if attempt > 1:\n"
+                "        print(f'attempt {attempt} of {max_attempts}')\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return request()\n"
+                "        except TimeoutError:\n"
+                "            if time.monotonic() > deadline:\n"
+                "                raise\n"
+                "            time.sleep(1)\n"
+            ),
+            note="a count compared only to log, and a deadline check: neither bounds attempts",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        checked_loops = set()
+        for comparison in ctx.findall(m.Comparison()):
+            if not _counts_attempts(ctx, comparison) or not _decides(ctx, comparison):
+                continue
+            if in_retry_path(ctx, comparison) or _retry_counter_outside_loop(ctx, comparison):
+                checked_loops.add(id(innermost_loop(ctx, comparison)))
+                for replacement, description in _shift(comparison):
+                    yield Mutation(comparison, replacement, description)
+        for loop in ctx.findall(m.For(iter=_RANGE)):
+            # A give-up check inside the loop is the real bound; shifting the range as well would
+            # only add a mutant no test can kill.
+            if is_retry_loop(ctx, loop) and id(loop) not in checked_loops:
+                bound = loop.iter.args[min(1, len(loop.iter.args) - 1)].value
+                yield Mutation(bound, plus_one(bound), "retry loop runs one attempt more")
+        for call in ctx.findall(m.Call()):
+            for bound, what in _library_bound(ctx, call):
+                yield Mutation(bound, plus_one(bound), f"{what} allows one attempt more")

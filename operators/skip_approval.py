@@ -1,0 +1,204 @@
+"""skip-approval: a side-effecting tool runs without the approval it requires.
+
+Sending mail, creating tickets, paying, deleting: tools with side effects must wait for a human
+(or a policy) to say yes, and a refusal must reach the model as an error instead of a silent
+success. A loop that loses the check still passes every test that approves everything, or that
+only looks at the final answer; only a test that *denies* approval and asserts nothing happened
+catches it.
+
+Recognised guards (``if``/``elif``/``assert``/conditional expressions, either polarity):
+
+* an approval *state*: ``approved``, ``not self._approve(call)``, ``await confirm(call)``,
+  ``approvals.get(call.id)``, ``decision != "approve"``, ``input("Run it? [y/N]") != "y"`` --
+  the operand becomes the literal that lets the call through;
+* failing that, an approval *requirement* whose branch refuses for want of approval:
+  ``tool.requires_approval``, ``spec.side_effect`` with ``raise ApprovalRequired(...)`` -- the
+  requirement becomes false. A requirement whose branch asks for approval itself (a nested
+  state check) is left to that inner check.
+
+The guard must sit in tool-handling code (see ``_tools.in_tool_context``) or test a side effect,
+so an order's own ``approved`` field in business logic is not mistaken for tool approval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import bypass, final_name, guard_leaves, guards, in_tool_context, node_words, walk
+
+_APPROVAL = frozenset(
+    {"approved", "approval", "approvals", "approve", "approves", "approver", "confirm", "confirmed",
+     "confirmation", "confirms", "consent", "consented"}
+)
+_REQUIRES = frozenset({"requires", "require", "required", "needs", "need"})
+_SIDE_EFFECT = frozenset(
+    {"side", "effect", "effects", "destructive", "dangerous", "mutating", "mutates", "sensitive", "risky",
+     "irreversible", "unsafe"}
+)
+
+
+def _asks_human(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    return any(
+        isinstance(n, cst.Call) and final_name(n) == "input" and "builtins.input" in ctx.qualified_names(n)
+        for n in walk(node)
+    )
+
+
+def _is_state(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
+    """Whether approval was given: ``approved``, ``confirm(call)``, ``input(...) == "y"``."""
+    found = node_words(ctx, leaf)
+    return (bool(found & _APPROVAL) and not found & _REQUIRES) or _asks_human(ctx, leaf)
+
+
+def _is_requirement(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
+    """Whether approval is needed: ``tool.requires_approval``, ``spec.side_effect``."""
+    found = node_words(ctx, leaf)
+    return bool(found & _SIDE_EFFECT) or bool(found & _REQUIRES and found & _APPROVAL)
+
+
+def _asks_inside(ctx: SourceContext, guard: cst.CSTNode) -> bool:
+    """The guarded block runs its own approval check (so the requirement is not the gate)."""
+    body = getattr(guard, "body", None)
+    if body is None or isinstance(guard, cst.IfExp):
+        return False
+    return any(
+        isinstance(n, (cst.If, cst.Assert)) and n is not guard and any(_is_state(ctx, x) for x in guard_leaves(n.test))
+        for n in walk(body)
+    )
+
+
+class SkipApproval(Operator):
+    name = "skip-approval"
+    description = "A side-effecting tool runs without the approval it requires."
+    failure = (
+        "The approval gate for side-effecting tools never refuses, so a create/send/delete the user "
+        "never approved is executed and reported to the model as done."
+    )
+    hint = (
+        "Deny approval (an approver that says no) for a side-effecting call and assert the tool did not "
+        "run and the model got an error result saying approval was refused."
+    )
+    examples = (
+        Example(
+            before=(
+                "class Executor:\n"
+                "    def run(self, raw, tenant_id, approved=False):\n"
+                "        name, args = parse_tool_call(raw)\n"
+                "        spec = self.tools[name]\n"
+                "        if spec.side_effect and not approved:\n"
+                "            raise ToolError(\"approval_required\", \"side effects need approval\")\n"
+                "        return spec.handler(args)\n"
+            ),
+            after=(
+                "class Executor:\n"
+                "    def run(self, raw, tenant_id, approved=False):\n"
+                "        name, args = parse_tool_call(raw)\n"
+                "        spec = self.tools[name]\n"
+                "        if spec.side_effect and not True:\n"
+                "            raise ToolError(\"approval_required\", \"side effects need approval\")\n"
+                "        return spec.handler(args)\n"
+            ),
+            note="an approved flag next to the side-effect requirement",
+        ),
+        Example(
+            before=(
+                "async def run_tool(self, call):\n"
+                "    tool = self.tools[call.function.name]\n"
+                "    if tool.needs_approval and not await self.confirm(call):\n"
+                "        return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": \"The user declined.\"}\n"
+                "    return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": await tool.run(call.arguments)}\n"
+            ),
+            after=(
+                "async def run_tool(self, call):\n"
+                "    tool = self.tools[call.function.name]\n"
+                "    if tool.needs_approval and not True:\n"
+                "        return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": \"The user declined.\"}\n"
+                "    return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": await tool.run(call.arguments)}\n"
+            ),
+            note="OpenAI async runner with an awaited confirmation callback",
+        ),
+        Example(
+            before=(
+                "def execute(call, handlers):\n"
+                "    if input(f\"Run {call.name}? [y/N] \").strip().lower() != \"y\":\n"
+                "        return ToolResult(call.id, \"denied by the user\", is_error=True)\n"
+                "    return ToolResult(call.id, handlers[call.name](**call.input))\n"
+            ),
+            after=(
+                "def execute(call, handlers):\n"
+                "    if False:\n"
+                "        return ToolResult(call.id, \"denied by the user\", is_error=True)\n"
+                "    return ToolResult(call.id, handlers[call.name](**call.input))\n"
+            ),
+            note="asking on the terminal",
+        ),
+        Example(
+            before=(
+                "def check(tool, call):\n"
+                "    if tool.requires_approval:\n"
+                "        raise ApprovalRequired(call.id)\n"
+            ),
+            after=(
+                "def check(tool, call):\n"
+                "    if False:\n"
+                "        raise ApprovalRequired(call.id)\n"
+            ),
+            note="the requirement itself refuses (approval comes back as a new request)",
+        ),
+        Example(
+            before=(
+                "def respond(item, policy, dispatch):\n"
+                "    assert policy.approves(item.name) or item.name in READ_ONLY\n"
+                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": dispatch(item)}\n"
+            ),
+            after=(
+                "def respond(item, policy, dispatch):\n"
+                "    assert True or item.name in READ_ONLY\n"
+                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": dispatch(item)}\n"
+            ),
+            note="an assert in a Responses API runner",
+        ),
+        Example(
+            before=(
+                "def ship(order):\n"
+                "    if not order.approved:\n"
+                "        raise OrderError(\"order not approved\")\n"
+                "    return carrier.send(order)\n"
+            ),
+            note="business logic about an order's approval, not a tool call's",
+        ),
+        Example(
+            before=(
+                "def pending(calls, tools):\n"
+                "    waiting = []\n"
+                "    for call in calls:\n"
+                "        if tools[call.name].requires_approval:\n"
+                "            waiting.append(call)\n"
+                "    return waiting\n"
+            ),
+            note="listing calls that need approval refuses nothing",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for guard in guards(ctx):
+            leaves = guard_leaves(guard.test)
+            states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
+            candidates = states or [
+                leaf for leaf in leaves
+                if _is_requirement(ctx, leaf) and node_words(ctx, guard) & _APPROVAL and not _asks_inside(ctx, guard)
+            ]
+            if not candidates:
+                continue
+            if not (any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)
+                    or in_tool_context(ctx, guard)):
+                continue
+            for leaf in candidates:
+                let_through = bypass(ctx, leaf)
+                if let_through is not None:
+                    yield Mutation(leaf, let_through, f"approval check `{ctx.code(leaf)}` never refuses")

@@ -1,0 +1,310 @@
+"""skip-argument-validation: the tool's arguments are no longer checked against its schema.
+
+Tool arguments are model output: keys go missing, types drift (``"3"`` for ``3``), and extra
+keys smuggle in parameters the tool never declared. The executor must validate before running
+and answer a bad call with an error the model can correct. Without it the tool runs on
+garbage, crashes deep inside, or silently does the wrong thing.
+
+Recognised (by meaning, not by one spelling):
+
+* a validating call used as a statement -- ``jsonschema.validate(args, schema)``,
+  ``validator.validate(call.input)``, ``validate_args(spec, args)``, ``self._check_arguments(...)``
+  -- is removed (``pass``); one whose result is used as the arguments is replaced by the raw
+  arguments; one used in a guard (``if not is_valid(args)``, or via a variable: ``problem =
+  schema_violation(...)`` then ``if problem is not None``) never refuses;
+* pydantic: ``Model.model_validate(args)`` -> ``Model.model_construct(**args)`` (v1:
+  ``parse_obj`` -> ``construct``), ``model_validate_json(raw)`` -> ``model_construct(**json.loads(raw))``
+  when ``json`` is imported, ``TypeAdapter(...).validate_python(args)`` -> ``args``, and
+  ``Model(**args)`` for a pydantic model defined in the file -> ``Model.model_construct(**args)``:
+  the object keeps its type, only validation is gone;
+* hand-written checks in guards: required keys (``key not in args``), unexpected keys
+  (``key not in properties`` for a key taken from the arguments), types
+  (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them).
+
+What is validated must be the tool's arguments (``args``, ``arguments``, ``call.input``,
+``tc.function.arguments``, ``kwargs``, ``params``) or a value read from them; validating a config
+or parsing an API response is not this concern. Guards must refuse unmistakably (raise, or
+answer with an error message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import (
+    ARG_WORDS,
+    PYDANTIC_VALIDATORS,
+    bypass,
+    final_name,
+    from_arguments,
+    guard_operands,
+    is_literal,
+    is_validation_call,
+    local_values,
+    mentions_arguments,
+    names_in,
+    node_words,
+    walk,
+    words,
+)
+
+_SCHEMA_KEYS = frozenset({"properties", "schema", "fields", "expected", "declared", "allowed"})
+_MODEL_WORDS = ARG_WORDS | {"tool", "request", "schema", "model"}
+
+
+def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> str | None:
+    """What kind of argument check a guard leaf is: ``"validator"`` (the outcome of a validating
+    call, whose refusal may be any early exit), ``"hand-written"`` (membership or isinstance on
+    the arguments, which must refuse unmistakably), or None."""
+    inner = operand.expression if isinstance(operand, cst.Await) else operand
+    if isinstance(inner, cst.Call) and is_validation_call(ctx, inner):
+        return "validator"
+    # ``problem = schema_violation(...)`` / ``errors = list(validator.iter_errors(args))`` then a test on it
+    for name in names_in(inner):
+        for value in local_values(ctx, name):
+            if any(isinstance(n, cst.Call) and is_validation_call(ctx, n) for n in walk(value)):
+                return "validator"
+    if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
+        target = inner.comparisons[0]
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            required = mentions_arguments(ctx, target.comparator)
+            extra = from_arguments(ctx, inner.left) and bool(node_words(ctx, target.comparator) & _SCHEMA_KEYS)
+            return "hand-written" if required or extra else None
+    if m.matches(inner, m.Call(func=m.Name("isinstance"))) and inner.args:
+        return "hand-written" if from_arguments(ctx, inner.args[0].value) else None
+    return None
+
+
+def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    """A class defined in this file that derives (perhaps indirectly) from pydantic's BaseModel."""
+    for cls in ctx.nodes(cst.ClassDef):
+        if cls.name.value == name and name not in seen:
+            for base in cls.bases:
+                qualified = ctx.qualified_names(base.value)
+                if qualified & {"pydantic.BaseModel", "pydantic.main.BaseModel"}:
+                    return True
+                if isinstance(base.value, cst.Name) and _is_pydantic_model(ctx, base.value.value, seen | {name}):
+                    return True
+    return False
+
+
+def _imports_json(ctx: SourceContext) -> bool:
+    return bool(ctx.findall(m.Import(names=[m.ZeroOrMore(), m.ImportAlias(name=m.Name("json"), asname=None),
+                                            m.ZeroOrMore()])))
+
+
+def _unvalidated(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The same value built without validation, for pydantic's validating entry points."""
+    name = final_name(call)
+    data = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    data = data or next((a.value for a in call.args if a.keyword and a.keyword.value in ("obj", "json_data")), None)
+    if name not in PYDANTIC_VALIDATORS or data is None or not isinstance(call.func, cst.Attribute):
+        return None
+    model = call.func.value
+    if not (from_arguments(ctx, data) or node_words(ctx, model) & _MODEL_WORDS):
+        return None
+    if name in ("validate_python",):
+        return data
+    if name in ("model_validate_json", "parse_raw", "validate_json"):
+        if not _imports_json(ctx):
+            return None
+        data = cst.parse_expression(f"json.loads({ctx.code(data)})")
+        if name == "validate_json":
+            return data
+    construct = "construct" if name in ("parse_obj", "parse_raw") else "model_construct"
+    return cst.Call(func=cst.Attribute(model, cst.Name(construct)), args=[cst.Arg(data, star="**")])
+
+
+def _raw_arguments(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The one argument of a validating call that is the tool's arguments themselves."""
+    candidates = [a.value for a in call.args if not a.star and from_arguments(ctx, a.value)]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+class SkipArgumentValidation(Operator):
+    name = "skip-argument-validation"
+    description = "The tool's arguments are no longer checked against its schema before it runs."
+    failure = (
+        "Arguments with missing keys, wrong types or undeclared extras reach the tool: it runs on "
+        "garbage or crashes, instead of the model getting an error it can correct."
+    )
+    hint = (
+        "Script tool calls with a missing required argument, a wrong type and an extra key; assert "
+        "the tool never ran and the next request carries an error result for each."
+    )
+    examples = (
+        Example(
+            before=(
+                "import jsonschema\n\n"
+                "def execute(block, tools):\n"
+                "    tool = tools[block.name]\n"
+                "    jsonschema.validate(instance=block.input, schema=tool.input_schema)\n"
+                "    return tool.fn(**block.input)\n"
+            ),
+            after=(
+                "import jsonschema\n\n"
+                "def execute(block, tools):\n"
+                "    tool = tools[block.name]\n"
+                "    pass\n"
+                "    return tool.fn(**block.input)\n"
+            ),
+            note="jsonschema.validate as a statement on an Anthropic tool_use input",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "from pydantic import BaseModel\n\n"
+                "class WeatherArgs(BaseModel):\n"
+                "    city: str\n"
+                "    days: int = 1\n\n"
+                "async def get_weather(tool_call):\n"
+                "    params = WeatherArgs.model_validate_json(tool_call.function.arguments)\n"
+                "    return await fetch(params.city, params.days)\n"
+            ),
+            after=(
+                "import json\n"
+                "from pydantic import BaseModel\n\n"
+                "class WeatherArgs(BaseModel):\n"
+                "    city: str\n"
+                "    days: int = 1\n\n"
+                "async def get_weather(tool_call):\n"
+                "    params = WeatherArgs.model_construct(**json.loads(tool_call.function.arguments))\n"
+                "    return await fetch(params.city, params.days)\n"
+            ),
+            note="pydantic model on OpenAI JSON arguments, async",
+        ),
+        Example(
+            before=(
+                "from pydantic import BaseModel\n\n"
+                "class CreateTicket(BaseModel):\n"
+                "    title: str\n\n"
+                "def create_ticket(arguments):\n"
+                "    ticket = CreateTicket(**arguments)\n"
+                "    return store(ticket)\n"
+            ),
+            after=(
+                "from pydantic import BaseModel\n\n"
+                "class CreateTicket(BaseModel):\n"
+                "    title: str\n\n"
+                "def create_ticket(arguments):\n"
+                "    ticket = CreateTicket.model_construct(**arguments)\n"
+                "    return store(ticket)\n"
+            ),
+            note="pydantic model constructed from the arguments",
+        ),
+        Example(
+            before=(
+                "def parse(name, args, schemas):\n"
+                "    schema = schemas[name]\n"
+                "    for key in schema[\"required\"]:\n"
+                "        if key not in args:\n"
+                "            raise ToolError(\"missing_argument\", key)\n"
+                "    for key, expected in schema[\"types\"].items():\n"
+                "        if not isinstance(args.get(key), expected):\n"
+                "            raise ToolError(\"invalid_argument\", key)\n"
+                "    return name, args\n"
+            ),
+            after=(
+                "def parse(name, args, schemas):\n"
+                "    schema = schemas[name]\n"
+                "    for key in schema[\"required\"]:\n"
+                "        if key not in args:\n"
+                "            raise ToolError(\"missing_argument\", key)\n"
+                "    for key, expected in schema[\"types\"].items():\n"
+                "        if not True:\n"
+                "            raise ToolError(\"invalid_argument\", key)\n"
+                "    return name, args\n"
+            ),
+            note="hand-written required-key and type checks",
+        ),
+        Example(
+            before=(
+                "def handle(item, registry):\n"
+                "    spec = registry[item.name]\n"
+                "    problem = schema_violation(spec.parameters, item.arguments)\n"
+                "    if problem is not None:\n"
+                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": problem}\n"
+                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": spec.fn(item.arguments)}\n"
+            ),
+            after=(
+                "def handle(item, registry):\n"
+                "    spec = registry[item.name]\n"
+                "    problem = schema_violation(spec.parameters, item.arguments)\n"
+                "    if False:\n"
+                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": problem}\n"
+                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": spec.fn(item.arguments)}\n"
+            ),
+            note="Responses API runner; a validator that returns the problem",
+        ),
+        Example(
+            before=(
+                "import jsonschema\n"
+                "from pydantic import BaseModel\n\n"
+                "class Settings(BaseModel):\n"
+                "    model: str\n\n"
+                "def load(config, raw):\n"
+                "    jsonschema.validate(config, CONFIG_SCHEMA)\n"
+                "    reply = Settings.model_validate(raw)\n"
+                "    return reply\n"
+            ),
+            note="validating a config or an API response is not a tool's arguments",
+        ),
+        Example(
+            before=(
+                "def repl(read):\n"
+                "    while True:\n"
+                "        user_input = read()\n"
+                "        if \"quit\" in user_input:\n"
+                "            break\n"
+                "        if not isinstance(user_input, str):\n"
+                "            continue\n"
+            ),
+            note="free text named like an input, checked without any refusal",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for operand in guard_operands(ctx):
+            kind = _argument_check(ctx, operand)
+            if kind is not None:
+                skipped = bypass(ctx, operand, strict=kind == "hand-written")
+                if skipped is not None:
+                    yield Mutation(operand, skipped, f"argument check `{ctx.code(operand)}` never refuses")
+        for statement in ctx.findall(m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
+            call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
+            if is_validation_call(ctx, call):
+                yield Mutation(statement, cst.Pass(), f"argument validation `{ctx.code(call)}` removed")
+        for call in ctx.findall(m.Call()):
+            replacement = _unvalidated(ctx, call) or self._constructed(ctx, call)
+            if replacement is None and is_validation_call(ctx, call) and self._used_as_arguments(ctx, call):
+                replacement = _raw_arguments(ctx, call)
+            if replacement is not None:
+                yield Mutation(call, replacement, f"`{ctx.code(call)}` no longer validates the arguments")
+
+    @staticmethod
+    def _constructed(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
+        """``Model(**args)`` for a pydantic model of this file -> ``Model.model_construct(**args)``."""
+        stars = [a for a in call.args if a.star == "**"]
+        if not (isinstance(call.func, cst.Name) and len(call.args) == len(stars) == 1):
+            return None
+        if not (from_arguments(ctx, stars[0].value) and _is_pydantic_model(ctx, call.func.value)):
+            return None
+        return cst.Call(func=cst.Attribute(call.func, cst.Name("model_construct")), args=call.args)
+
+    @staticmethod
+    def _used_as_arguments(ctx: SourceContext, call: cst.Call) -> bool:
+        """``args = validate_args(spec, args)``: the validated value replaces the raw one, and
+        is not itself tested (that case is a guard)."""
+        parent = ctx.parent(call)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0].target
+        if not isinstance(target, cst.Name) or is_literal(call):
+            return False
+        tested = any(n.value == target.value for leaf in guard_operands(ctx) for n in names_in(leaf))
+        return not tested and bool(words(target.value) & ARG_WORDS)

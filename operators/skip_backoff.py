@@ -1,0 +1,204 @@
+"""skip-backoff: the wait before a retry becomes zero.
+
+An agent that retries at once hammers a provider that just said it is overloaded or rate
+limited, burns its retry budget in milliseconds and turns a brief outage into a failed task.
+Tests that only check "the retry happened" pass anyway; only a test that asserts the planned
+delay (a fake sleep's argument, the gap between two requests at the fake server) notices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import is_sleep_call, retry_library, waits_after_failure
+
+_DELAY_KEYWORDS = frozenset({"seconds", "secs", "delay", "duration", "timeout", "delay_seconds"})
+
+# tenacity calls ``wait(retry_state)``; backoff calls ``wait_gen(**kwargs)`` and ``send``s into
+# the generator: a generator expression of zeros accepts both ``send(None)`` and ``send(exc)``.
+_NO_WAIT = {
+    "tenacity": cst.parse_expression("lambda _: 0"),
+    "backoff": cst.parse_expression("lambda **_: (0 for _ in iter(int, 1))"),
+}
+
+
+def _delay_argument(call: cst.Call) -> cst.Arg | None:
+    """The argument that says how long to sleep: the first positional one, or a delay keyword."""
+    for arg in call.args:
+        if arg.keyword is None and arg.star == "":
+            return arg
+        if arg.keyword is not None and arg.keyword.value in _DELAY_KEYWORDS:
+            return arg
+    return None
+
+
+def _library_wait(ctx: SourceContext, call: cst.Call) -> cst.Arg | None:
+    """tenacity's ``wait=`` strategy, or backoff's wait generator (first argument or ``wait_gen=``)."""
+    library = retry_library(ctx, call)
+    if library == "tenacity":
+        return next((a for a in call.args if a.keyword and a.keyword.value == "wait"), None)
+    if library == "backoff" and any(
+        q.split(".")[-1] in ("on_exception", "on_predicate") for q in ctx.qualified_names(call)
+    ):
+        return next(
+            (a for a in call.args if (a.keyword and a.keyword.value == "wait_gen") or a.keyword is None), None
+        )
+    return None
+
+
+class SkipBackoff(Operator):
+    name = "skip-backoff"
+    description = "The wait before a retry becomes zero."
+    failure = (
+        "The agent retries a failed model call immediately instead of backing off, so an overloaded or "
+        "rate-limited provider is hit again at once and the retry budget is spent in milliseconds."
+    )
+    hint = (
+        "Assert the delay between the failed request and its retry: the argument your fake sleep "
+        "received, or the gap between the two requests the fake server recorded."
+    )
+    examples = (
+        Example(
+            before=(
+                "import time\n\n"
+                "def call(client, max_attempts=3):\n"
+                "    for attempt in range(max_attempts):\n"
+                "        try:\n"
+                "            return client.messages.create(model='m', messages=[])\n"
+                "        except Exception:\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def call(client, max_attempts=3):\n"
+                "    for attempt in range(max_attempts):\n"
+                "        try:\n"
+                "            return client.messages.create(model='m', messages=[])\n"
+                "        except Exception:\n"
+                "            time.sleep(0)\n"
+            ),
+            note="sync hand-written loop, exponential backoff",
+        ),
+        Example(
+            before=(
+                "import asyncio as aio\n"
+                "import httpx\n\n"
+                "async def post(client: httpx.AsyncClient, body, retries=4):\n"
+                "    delay = 0.5\n"
+                "    while True:\n"
+                "        resp = await client.post('/v1/chat/completions', json=body)\n"
+                "        if resp.status_code != 429 or retries == 0:\n"
+                "            return resp\n"
+                "        retries -= 1\n"
+                "        await aio.sleep(delay)\n"
+                "        delay *= 2\n"
+            ),
+            after=(
+                "import asyncio as aio\n"
+                "import httpx\n\n"
+                "async def post(client: httpx.AsyncClient, body, retries=4):\n"
+                "    delay = 0.5\n"
+                "    while True:\n"
+                "        resp = await client.post('/v1/chat/completions', json=body)\n"
+                "        if resp.status_code != 429 or retries == 0:\n"
+                "            return resp\n"
+                "        retries -= 1\n"
+                "        await aio.sleep(0)\n"
+                "        delay *= 2\n"
+            ),
+            note="async raw httpx loop on a status check, aliased asyncio",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def _sleep_for_retry(self, failure, attempt):\n"
+                "        self.journal.append({'event': 'retry', 'attempt': attempt})\n"
+                "        self.sleep(self.policy.delay(failure, attempt))\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    def _sleep_for_retry(self, failure, attempt):\n"
+                "        self.journal.append({'event': 'retry', 'attempt': attempt})\n"
+                "        self.sleep(0)\n"
+            ),
+            note="helper function with an injected sleeper",
+        ),
+        Example(
+            before=(
+                "from tenacity import retry, stop_after_attempt, wait_random_exponential\n"
+                "import openai\n\n"
+                "@retry(wait=wait_random_exponential(min=1, max=60), stop=stop_after_attempt(6))\n"
+                "def complete(client, **kwargs):\n"
+                "    return client.chat.completions.create(**kwargs)\n"
+            ),
+            after=(
+                "from tenacity import retry, stop_after_attempt, wait_random_exponential\n"
+                "import openai\n\n"
+                "@retry(wait=lambda _: 0, stop=stop_after_attempt(6))\n"
+                "def complete(client, **kwargs):\n"
+                "    return client.chat.completions.create(**kwargs)\n"
+            ),
+            note="tenacity decorator on an openai call",
+        ),
+        Example(
+            before=(
+                "import backoff\n"
+                "import anthropic\n\n"
+                "@backoff.on_exception(backoff.expo, anthropic.RateLimitError, max_tries=5)\n"
+                "def ask(client, prompt):\n"
+                "    return client.messages.create(model='m', max_tokens=64, messages=[prompt])\n"
+            ),
+            after=(
+                "import backoff\n"
+                "import anthropic\n\n"
+                "@backoff.on_exception(lambda **_: (0 for _ in iter(int, 1)), "
+                "anthropic.RateLimitError, max_tries=5)\n"
+                "def ask(client, prompt):\n"
+                "    return client.messages.create(model='m', max_tokens=64, messages=[prompt])\n"
+            ),
+            note="backoff decorator on an anthropic call",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def stream_slowly(handler, chunks, pace):\n"
+                "    for chunk in chunks:\n"
+                "        handler.wfile.write(chunk)\n"
+                "        time.sleep(pace)\n"
+            ),
+            note="a fake server pacing its stream: a sleep, but no retry",
+        ),
+        Example(
+            before=(
+                "import asyncio\n\n"
+                "async def consume(events):\n"
+                "    for event in events:\n"
+                "        try:\n"
+                "            handle(event)\n"
+                "        except ValueError:\n"
+                "            continue\n"
+                "        await asyncio.sleep(0.01)\n"
+            ),
+            note="a loop that skips bad events and yields to the event loop is not a retry loop",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for call in ctx.findall(m.Call()):
+            if is_sleep_call(ctx, call) and waits_after_failure(ctx, call):
+                arg = _delay_argument(call)
+                if arg is not None:
+                    yield Mutation(
+                        arg.value, cst.Integer("0"), f"sleep before retry ({ctx.code(arg.value)}) becomes 0"
+                    )
+            wait = _library_wait(ctx, call)
+            if wait is not None:
+                library = retry_library(ctx, call)
+                yield Mutation(
+                    wait.value, _NO_WAIT[library], f"{library} wait strategy becomes no wait at all"
+                )

@@ -1,0 +1,358 @@
+"""skip-stop-marker-check: the check that a stream ended with its end-of-turn marker is bypassed.
+
+A connection closed partway through a turn must never read as a complete message: without the
+``message_stop`` / ``[DONE]`` / ``response.completed`` check (or a ``stop_reason`` presence
+check) the truncated text is journaled as the model's answer and enters history. Providers and
+proxies do close streams early, and nothing else in the loop notices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    FALSE,
+    TRUE,
+    absence_of,
+    condition_leaves,
+    condition_sites,
+    fails,
+    in_stop_branch,
+    is_literal,
+    is_reason_field,
+    is_stop_flag,
+    owner_of,
+    presence_of,
+    same_place,
+    statements,
+    stop_flags,
+    stop_test,
+)
+
+
+class SkipStopMarkerCheck(Operator):
+    name = "skip-stop-marker-check"
+    description = "The check that the stream ended with its end-of-turn marker is bypassed."
+    failure = (
+        "A stream cut before message_stop/[DONE]/response.completed reads as a complete answer: "
+        "the truncated reply is returned and written to history instead of being retried."
+    )
+    hint = (
+        "Script a response that ends cleanly but without its end-of-turn marker and assert the turn "
+        "fails or is retried (a second request), never returned as an answer."
+    )
+    examples = (
+        Example(
+            before=(
+                "def collect(stream):\n"
+                "    saw_stop = False\n"
+                "    text = []\n"
+                "    for event in stream:\n"
+                "        if event.type == 'content_block_delta':\n"
+                "            text.append(event.delta.text)\n"
+                "        elif event.type == 'message_stop':\n"
+                "            saw_stop = True\n"
+                "    if not saw_stop:\n"
+                "        raise IncompleteStream('no message_stop')\n"
+                "    return ''.join(text)\n"
+            ),
+            after=(
+                "def collect(stream):\n"
+                "    saw_stop = False\n"
+                "    text = []\n"
+                "    for event in stream:\n"
+                "        if event.type == 'content_block_delta':\n"
+                "            text.append(event.delta.text)\n"
+                "        elif event.type == 'message_stop':\n"
+                "            saw_stop = True\n"
+                "    if False:\n"
+                "        raise IncompleteStream('no message_stop')\n"
+                "    return ''.join(text)\n"
+            ),
+            note="anthropic SDK events, a seen-stop flag guarding a raise",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "async def chat(client, body):\n"
+                "    parts = []\n"
+                "    async with client.stream('POST', '/v1/chat/completions', json=body) as resp:\n"
+                "        async for line in resp.aiter_lines():\n"
+                "            if line == 'data: [DONE]':\n"
+                "                break\n"
+                "            if line.startswith('data: '):\n"
+                "                parts.append(json.loads(line[6:]))\n"
+                "        else:\n"
+                "            raise StreamCut('closed before [DONE]')\n"
+                "    return parts\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "async def chat(client, body):\n"
+                "    parts = []\n"
+                "    async with client.stream('POST', '/v1/chat/completions', json=body) as resp:\n"
+                "        async for line in resp.aiter_lines():\n"
+                "            if line == 'data: [DONE]':\n"
+                "                break\n"
+                "            if line.startswith('data: '):\n"
+                "                parts.append(json.loads(line[6:]))\n"
+                "        else:\n"
+                "            pass\n"
+                "    return parts\n"
+            ),
+            note="raw httpx SSE for OpenAI chat, async for-else: the else that fires without [DONE]",
+        ),
+        Example(
+            before=(
+                "class Reader:\n"
+                "    def __init__(self):\n"
+                "        self.final = None\n"
+                "\n"
+                "    def on_event(self, event):\n"
+                "        match event['type']:\n"
+                "            case 'response.completed':\n"
+                "                self.final = event['response']\n"
+                "\n"
+                "    def result(self):\n"
+                "        if self.final is None:\n"
+                "            raise RuntimeError('stream closed before response.completed')\n"
+                "        return self.final\n"
+            ),
+            after=(
+                "class Reader:\n"
+                "    def __init__(self):\n"
+                "        self.final = None\n"
+                "\n"
+                "    def on_event(self, event):\n"
+                "        match event['type']:\n"
+                "            case 'response.completed':\n"
+                "                self.final = event['response']\n"
+                "\n"
+                "    def result(self):\n"
+                "        if False:\n"
+                "            raise RuntimeError('stream closed before response.completed')\n"
+                "        return self.final\n"
+            ),
+            note="OpenAI Responses dict events through match/case; the flag holds the final response",
+        ),
+        Example(
+            before=(
+                "def finish(chunks):\n"
+                "    finish_reason = None\n"
+                "    for chunk in chunks:\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            finish_reason = chunk.choices[0].finish_reason\n"
+                "    if finish_reason is None or not chunks:\n"
+                "        raise Truncated()\n"
+                "    return finish_reason\n"
+            ),
+            after=(
+                "def finish(chunks):\n"
+                "    finish_reason = None\n"
+                "    for chunk in chunks:\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            finish_reason = chunk.choices[0].finish_reason\n"
+                "    if False or not chunks:\n"
+                "        raise Truncated()\n"
+                "    return finish_reason\n"
+            ),
+            note="openai chunks: a finish_reason presence check, one operand of an or",
+        ),
+        Example(
+            before=(
+                "def read(lines):\n"
+                "    done = False\n"
+                "    out = []\n"
+                "    for line in lines:\n"
+                "        done = done or line.strip() == 'data: [DONE]'\n"
+                "        out.append(line)\n"
+                "    return Result(out, complete=done)\n"
+            ),
+            after=(
+                "def read(lines):\n"
+                "    done = True\n"
+                "    out = []\n"
+                "    for line in lines:\n"
+                "        done = done or line.strip() == 'data: [DONE]'\n"
+                "        out.append(line)\n"
+                "    return Result(out, complete=done)\n"
+            ),
+            note="no explicit check: the flag starts out as if the marker had been seen",
+        ),
+        Example(
+            before=(
+                "def configure(api_key, events):\n"
+                "    if not api_key:\n"
+                "        raise ValueError('api_key is required')\n"
+                "    for event in events:\n"
+                "        if event.type == 'message_stop':\n"
+                "            break\n"
+                "    return api_key\n"
+            ),
+            note="an unrelated `if not x: raise`, and a marker test with no check depending on it",
+        ),
+        Example(
+            before=(
+                "def pump(stream, sink):\n"
+                "    done = False\n"
+                "    while not done:\n"
+                "        event = next(stream)\n"
+                "        if event['type'] == 'message_stop':\n"
+                "            done = True\n"
+                "        sink.append(event)\n"
+                "    if event['type'] != 'error':\n"
+                "        return sink\n"
+                "    raise StreamFailed(event)\n"
+            ),
+            note="a flag that only drives the read loop, and a comparison with another event type",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        checked: list[cst.BaseExpression] = []
+        for node in ctx.nodes(cst.If):
+            for site in self._negative_sites(ctx, node):
+                checked.append(site)
+                yield Mutation(site, FALSE, f"check `{ctx.code(site)}` for the end-of-turn marker bypassed")
+            for site in self._positive_sites(ctx, node):
+                checked.append(site)
+                yield Mutation(site, TRUE, f"`{ctx.code(site)}` assumed: a stream without its end marker passes")
+        for node in ctx.nodes(cst.Assert):
+            if self._marker_missing(ctx, node.test) is False and not in_stop_branch(ctx, node):
+                checked.append(node.test)
+                yield Mutation(node.test, TRUE, "assertion that the end-of-turn marker arrived bypassed")
+        for loop in ctx.nodes(cst.For) + ctx.nodes(cst.While):
+            if loop.orelse is not None and fails(loop.orelse.body) and self._breaks_on_marker(ctx, loop):
+                replacement = loop.orelse.body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+                yield Mutation(loop.orelse.body, replacement, "loop-else that fires without the end marker emptied")
+        yield from self._initialised_flags(ctx, checked)
+
+    @staticmethod
+    def _marker_missing(ctx: SourceContext, test: cst.BaseExpression) -> bool | None:
+        """False if ``test`` holds only once the marker arrived (``saw_stop``, ``final is not
+        None``, ``"message_stop" in seen``), True if it holds when it is missing, else None."""
+        marker = stop_test(ctx, test)
+        if marker is not None:
+            return not marker
+        missing = absence_of(test)
+        if missing is not None and (is_stop_flag(ctx, missing) or is_reason_field(missing)):
+            return True
+        present = presence_of(test)
+        if present is not None and (is_stop_flag(ctx, present) or is_reason_field(present)):
+            return False
+        return None
+
+    def _negative_sites(self, ctx: SourceContext, node: cst.If) -> list[cst.BaseExpression]:
+        """``if not saw_stop: raise ...``: the test (or its operand) that must become False."""
+        if not fails(node.body) or in_stop_branch(ctx, node):
+            return []
+        return condition_sites(node.test, lambda leaf: self._marker_missing(ctx, leaf) is True)
+
+    def _positive_sites(self, ctx: SourceContext, node: cst.If) -> list[cst.BaseExpression]:
+        """``if saw_stop: return msg`` followed by a raise (or with ``else: raise``): the test
+        becomes True, so the stream passes whether or not the marker arrived."""
+        if len(list(condition_leaves(node.test))) != 1 or self._marker_missing(ctx, node.test) is not False:
+            return []
+        if in_stop_branch(ctx, node):
+            return []
+        if _is_event_dispatch(ctx, node):
+            return []
+        if isinstance(node.orelse, cst.Else):
+            return [node.test] if fails(node.orelse.body) else []
+        following = _next_statement(ctx, node)
+        leaves = node.orelse is None and _leaves(node.body) and following is not None
+        return [node.test] if leaves and fails(cst.IndentedBlock(body=[following])) else []
+
+    @staticmethod
+    def _breaks_on_marker(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
+        """The loop body leaves with ``break`` when the marker arrives (a for-else idiom)."""
+        for node in ctx.descendants(loop.body, m.If()):
+            if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.test)):
+                if any(isinstance(s, cst.Break) for s in statements(node.body)):
+                    return True
+        return False
+
+    @staticmethod
+    def _initialised_flags(ctx: SourceContext, checked: list[cst.BaseExpression]) -> Iterator[Mutation]:
+        """A flag no check reads: start it True, as if the marker had already been seen."""
+        reads = [read for site in checked for read in _reads_in(ctx, site)]
+        done: set[tuple[str, int]] = set()
+        for flag in stop_flags(ctx):
+            key = (ctx.code(flag), id(owner_of(ctx, flag)))
+            if key in done or not isinstance(flag, (cst.Name, cst.Attribute)):
+                continue
+            done.add(key)
+            if any(same_place(ctx, flag, read) for read in reads) or _drives_a_loop(ctx, flag):
+                continue
+            if not _is_read(ctx, flag):
+                continue  # a flag nobody reads: starting it True would change nothing
+            for assign in ctx.findall(m.Assign(targets=[m.AssignTarget()], value=m.Name("False"))):
+                if same_place(ctx, assign.targets[0].target, flag):
+                    description = f"{ctx.code(flag)} starts out True: the end marker is never awaited"
+                    yield Mutation(assign.value, TRUE, description)
+                    break
+
+
+def _reads_in(ctx: SourceContext, node: cst.CSTNode) -> list[cst.CSTNode]:
+    return ctx.descendants(node, m.Name() | m.Attribute())
+
+
+def _next_statement(ctx: SourceContext, node: cst.CSTNode) -> cst.BaseStatement | None:
+    parent = ctx.parent(node)
+    body = getattr(parent, "body", None)
+    if isinstance(body, (list, tuple)) and node in body:
+        index = list(body).index(node)
+        if index + 1 < len(body):
+            return body[index + 1]
+    return None
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block ends by leaving (``return``/``break``/``continue``/``raise``)."""
+    body = statements(block)
+    return bool(body) and isinstance(body[-1], (cst.Return, cst.Break, cst.Continue, cst.Raise))
+
+
+def _is_event_dispatch(ctx: SourceContext, node: cst.If) -> bool:
+    """``for event in stream: if event.type == "message_stop": ...`` dispatches on each event;
+    only a test of a flag or of the final state is a completeness check."""
+    if stop_test(ctx, node.test) is None:
+        return False
+    names = {ctx.code(n) for n in ctx.descendants(node.test, m.Name())}
+    for loop in ctx.ancestors(node):
+        if isinstance(loop, cst.For) and names & {ctx.code(n) for n in ctx.descendants(loop.target, m.Name())}:
+            return True
+    return False
+
+
+def _is_read(ctx: SourceContext, flag: cst.CSTNode) -> bool:
+    """``flag`` is used somewhere other than as an assignment target."""
+    targets = {id(t.target) for a in ctx.nodes(cst.Assign) for t in a.targets}
+    targets |= {id(a.target) for a in ctx.nodes(cst.AnnAssign) + ctx.nodes(cst.AugAssign)}
+    for node in ctx.nodes(type(flag)):
+        if id(node) not in targets and same_place(ctx, node, flag):
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.value is node and type(flag) is cst.Name):
+                return True
+    return False
+
+
+def _drives_a_loop(ctx: SourceContext, flag: cst.CSTNode) -> bool:
+    """The flag appears in a ``while`` test or in a test inside a loop (``if done: break``):
+    starting it True would stop the reading itself, not skip a completeness check."""
+    for loop in ctx.nodes(cst.While):
+        if any(same_place(ctx, flag, read) for read in _reads_in(ctx, loop.test)):
+            return True
+    for node in ctx.nodes(cst.If):
+        if ctx.enclosing(node, (cst.For, cst.While)) is None:
+            continue
+        if any(same_place(ctx, flag, read) for read in ctx.descendants(node.test, m.Name() | m.Attribute())):
+            return True
+    return False

@@ -1,0 +1,217 @@
+"""skip-tool-allowlist: the check that the requested tool is on the allow-list never refuses.
+
+The model's tool name is a proposal, and a prompt injection can make it propose anything. The
+executor must refuse names it does not know or does not allow, and answer with an error the
+model can read. Without the check an unknown name crashes the loop or -- with a permissive
+dispatcher (``getattr``, a shared registry) -- runs something the model was never offered.
+
+Recognised guards (either polarity; ``if``/``elif``/``assert``/conditional expressions):
+
+* membership of the requested name in a tool collection: ``name not in ALLOWED_TOOLS``,
+  ``block.name in self.tools``, ``tc.function.name not in available_functions`` (deny-lists such
+  as ``DISABLED_TOOLS`` too); a bare ``allowed``/``registry`` counts inside tool-handling code;
+* a lookup that came back empty: ``tool = self._tools.get(call.name)`` then ``if tool is None``
+  / ``if not tool`` (or the walrus form);
+* a predicate on the name: ``is_allowed(name)``, ``registry.has(name)``, ``tool_exists(name)``.
+
+Only the guard's operand changes, to the literal that skips the refusal. Membership checks of
+other things (users, argument keys, caches) are not allow-lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import (
+    _TOOLISH,
+    DENY_WORDS,
+    REGISTRY_WORDS,
+    bypass,
+    final_name,
+    guard_operands,
+    in_tool_context,
+    is_literal,
+    local_values,
+    node_words,
+    words,
+)
+
+_NAME_WORDS = frozenset({"name"}) | _TOOLISH
+_PREDICATES = frozenset({"allowed", "permitted", "allowlisted", "whitelisted", "has", "contains", "exists", "known",
+                         "registered", "supports", "available", "enabled"})
+
+
+def _names_tool(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``name``, ``block.name``, ``tc.function.name``, ``call["name"]``, ``tool_name``."""
+    return not is_literal(expr) and bool(node_words(ctx, expr) & _NAME_WORDS)
+
+
+def _is_lookup(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)``."""
+    if isinstance(expr, cst.NamedExpr):
+        expr = expr.value
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get"):
+        return False
+    return bool(node_words(ctx, expr.func.value) & REGISTRY_WORDS) and bool(expr.args) and _names_tool(
+        ctx, expr.args[0].value
+    )
+
+
+def _is_allowlist_check(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
+        left, (target,) = operand.left, operand.comparisons
+        right = target.comparator
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            collection = node_words(ctx, right)
+            if not (_names_tool(ctx, left) and collection & (REGISTRY_WORDS | DENY_WORDS)):
+                return False
+            return bool((node_words(ctx, left) | collection) & _TOOLISH) or in_tool_context(ctx, operand)
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(right):
+            operand = left
+    if isinstance(operand, cst.Name):
+        return any(_is_lookup(ctx, value) for value in local_values(ctx, operand))
+    if isinstance(operand, cst.Call):
+        own = words(final_name(operand) or "")
+        if _is_lookup(ctx, operand):
+            return True
+        return bool(own & _PREDICATES) and bool((own | node_words(ctx, operand.func)) & (REGISTRY_WORDS - {"known"})) and any(
+            _names_tool(ctx, arg.value) for arg in operand.args
+        )
+    return isinstance(operand, cst.NamedExpr) and _is_lookup(ctx, operand)
+
+
+class SkipToolAllowlist(Operator):
+    name = "skip-tool-allowlist"
+    description = "The check that the requested tool is on the allow-list never refuses."
+    failure = (
+        "A tool name the model invented (or was injected with) is no longer refused with an error "
+        "result: the loop crashes on it, or runs a tool the model was never offered."
+    )
+    hint = (
+        "Script the fake model to call a tool that is not on the list and assert nothing ran and the "
+        "next request carries an error result naming the unknown tool."
+    )
+    examples = (
+        Example(
+            before=(
+                "def parse_tool_call(item):\n"
+                "    name, args = item.get(\"name\"), item.get(\"arguments\")\n"
+                "    if name not in ALLOWED_TOOLS or not isinstance(args, dict):\n"
+                "        raise ToolError(\"invalid_tool_call\", \"tool or arguments not allowed\")\n"
+                "    return name, args\n"
+            ),
+            after=(
+                "def parse_tool_call(item):\n"
+                "    name, args = item.get(\"name\"), item.get(\"arguments\")\n"
+                "    if False or not isinstance(args, dict):\n"
+                "        raise ToolError(\"invalid_tool_call\", \"tool or arguments not allowed\")\n"
+                "    return name, args\n"
+            ),
+            note="membership guard that raises; the other half of the test stays",
+        ),
+        Example(
+            before=(
+                "import json\n\n"
+                "class Runner:\n"
+                "    async def call_tool(self, tool_call):\n"
+                "        name = tool_call.function.name\n"
+                "        if name in self.functions:\n"
+                "            output = await self.functions[name](**json.loads(tool_call.function.arguments))\n"
+                "        else:\n"
+                "            output = f\"Unknown function: {name}\"\n"
+                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": output}\n"
+            ),
+            after=(
+                "import json\n\n"
+                "class Runner:\n"
+                "    async def call_tool(self, tool_call):\n"
+                "        name = tool_call.function.name\n"
+                "        if True:\n"
+                "            output = await self.functions[name](**json.loads(tool_call.function.arguments))\n"
+                "        else:\n"
+                "            output = f\"Unknown function: {name}\"\n"
+                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": output}\n"
+            ),
+            note="OpenAI async runner, positive membership with an else that refuses",
+        ),
+        Example(
+            before=(
+                "class Executor:\n"
+                "    def execute(self, call):\n"
+                "        handler = self._handlers.get(call.name)\n"
+                "        if handler is None:\n"
+                "            return ToolResult(call.id, f\"tool {call.name} is not allowed\", is_error=True)\n"
+                "        return ToolResult(call.id, handler(call.input))\n"
+            ),
+            after=(
+                "class Executor:\n"
+                "    def execute(self, call):\n"
+                "        handler = self._handlers.get(call.name)\n"
+                "        if False:\n"
+                "            return ToolResult(call.id, f\"tool {call.name} is not allowed\", is_error=True)\n"
+                "        return ToolResult(call.id, handler(call.input))\n"
+            ),
+            note="registry lookup that came back None",
+        ),
+        Example(
+            before=(
+                "def dispatch(block, registry):\n"
+                "    if block.name in registry:\n"
+                "        return registry[block.name](**block.input)\n"
+                "    return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": \"unknown tool\", \"is_error\": True}\n"
+            ),
+            after=(
+                "def dispatch(block, registry):\n"
+                "    if True:\n"
+                "        return registry[block.name](**block.input)\n"
+                "    return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": \"unknown tool\", \"is_error\": True}\n"
+            ),
+            note="early return of the tool's result; the statement after it is the refusal",
+        ),
+        Example(
+            before=(
+                "def handle(item, policy):\n"
+                "    if not policy.is_allowed(item.name):\n"
+                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": \"denied\"}\n"
+                "    return run(item)\n"
+            ),
+            after=(
+                "def handle(item, policy):\n"
+                "    if not True:\n"
+                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": \"denied\"}\n"
+                "    return run(item)\n"
+            ),
+            note="Responses API runner asking a policy object",
+        ),
+        Example(
+            before=(
+                "def login(user, admins):\n"
+                "    if user.name not in admins:\n"
+                "        raise PermissionError(user.name)\n"
+                "    if \"name\" not in user.profile:\n"
+                "        raise ValueError(\"profile without a name\")\n"
+            ),
+            note="membership checks of users and keys are not tool allow-lists",
+        ),
+        Example(
+            before=(
+                "class Tools:\n"
+                "    def load(self, name):\n"
+                "        if name not in self.tools:\n"
+                "            self.tools[name] = import_tool(name)\n"
+                "        return self.tools[name]\n"
+            ),
+            note="a lazy registry fills itself; nothing is refused",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for operand in guard_operands(ctx):
+            if _is_allowlist_check(ctx, operand):
+                never_refuses = bypass(ctx, operand)
+                if never_refuses is not None:
+                    yield Mutation(operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses")

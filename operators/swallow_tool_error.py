@@ -1,0 +1,266 @@
+"""swallow-tool-error: a tool's failure is no longer reported back to the model as an error.
+
+When a tool crashes or is refused, the model must be told -- or it treats an empty or
+half-written answer as the truth and builds on it. Loops that catch everything around the tool
+call and carry on are common; so are loops that flag the error for the user but not for the
+model. A test that only checks "the loop did not crash" passes; one that asserts the error
+result the model received kills it.
+
+The mutation follows the style the code reports errors in:
+
+* an error flag on a tool result construct (``"is_error": True``, ``is_error=failed``, MCP
+  ``isError=True``, ``block["is_error"] = True``, ``result.is_error = True``) becomes ``False``;
+* in an ``except`` around a tool invocation in a loop without such a flag (OpenAI/Responses,
+  plain strings), an error flag variable (``failed = True``, ``ok = False``) is flipped, or else
+  the error report (``output = f"Error: {e}"``, ``return {"error": str(e)}``, the content of a
+  tool result built there) becomes empty (``""``/``{}``), so the failure reads as an empty success.
+
+Handlers that re-raise, only log, or guard a model call rather than a tool are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import (
+    ERROR_FLAG_KEYS,
+    empty_like,
+    invokes_tool,
+    string_value,
+    tool_results,
+    walk,
+    words,
+)
+
+_ERROR_FLAG_WORDS = frozenset({"error", "errored", "failed", "failure", "crashed"})
+_SUCCESS_FLAG_WORDS = frozenset({"ok", "success", "succeeded", "successful"})
+_REPORT_WORDS = frozenset({"error", "failed", "failure", "exception", "crashed", "traceback"})
+_FALSE, _TRUE = cst.Name("False"), cst.Name("True")
+
+
+def _flag_assignments(ctx: SourceContext) -> Iterator[cst.Assign]:
+    """``block["is_error"] = ...`` and ``result.is_error = ...``."""
+    key = m.SubscriptElement(slice=m.Index(value=m.SimpleString() | m.ConcatenatedString()))
+    target = m.Subscript(slice=[key]) | m.Attribute(attr=m.Name(m.MatchIfTrue(ERROR_FLAG_KEYS.__contains__)))
+    for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=target)])):
+        written = assign.targets[0].target
+        if isinstance(written, cst.Subscript) and string_value(written.slice[0].slice.value) not in ERROR_FLAG_KEYS:
+            continue
+        yield assign
+
+
+def _renders_failure(expr: cst.BaseExpression, caught: str | None) -> bool:
+    """Text or data that tells of the failure: it uses the caught exception (not just passes it
+    on), calls ``traceback.format_exc()``, or is a message with an error word in it."""
+    if isinstance(expr, cst.Name):
+        return False
+    inner = list(walk(expr))
+    if caught and any(isinstance(n, cst.Name) and n.value == caught for n in inner):
+        return True
+    if any(isinstance(n, cst.Name) and n.value == "format_exc" for n in inner) or any(
+        isinstance(n, cst.Attribute) and n.attr.value == "format_exc" for n in inner
+    ):
+        return True
+    text = " ".join(s.value for s in inner if isinstance(s, (cst.SimpleString, cst.FormattedStringText)))
+    return bool(words(text) & _REPORT_WORDS)
+
+
+def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
+    caught = handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
+    flags: list[Mutation] = []
+    reports: list[Mutation] = []
+    for node in walk(handler.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            target = words(node.targets[0].target.value)
+            if m.matches(node.value, m.Name("True")) and target & _ERROR_FLAG_WORDS:
+                flags.append(Mutation(node.value, _FALSE, f"error flag {ctx.code(node.targets[0].target)} stays False"))
+                continue
+            if m.matches(node.value, m.Name("False")) and target & _SUCCESS_FLAG_WORDS:
+                flags.append(Mutation(node.value, _TRUE, f"success flag {ctx.code(node.targets[0].target)} stays True"))
+                continue
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
+            value = node.value
+            empty = empty_like(value)
+            if id(value) not in results and empty is not None and _renders_failure(value, caught):
+                reports.append(Mutation(value, empty, "the caught tool error is reported as an empty result"))
+        if id(node) in results:
+            content = results[id(node)].content
+            if content is not None and _renders_failure(content, caught):
+                empty = empty_like(content) or cst.SimpleString('""')
+                reports.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
+    return flags or reports
+
+
+class SwallowToolError(Operator):
+    name = "swallow-tool-error"
+    description = "A tool's failure is sent back to the model as a success (or an empty result)."
+    failure = (
+        "A tool crashes or is refused, but the model is told nothing went wrong -- is_error is dropped "
+        "or the error text becomes empty -- so it trusts a missing answer and carries on."
+    )
+    hint = (
+        "Make a tool raise and assert the next request carries an error result for that call: "
+        "is_error true (Anthropic) or content naming the failure (OpenAI/Responses)."
+    )
+    examples = (
+        Example(
+            before=(
+                "def run(block, tools):\n"
+                "    try:\n"
+                "        out = tools[block.name](**block.input)\n"
+                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": str(out)}\n"
+                "    except Exception as e:\n"
+                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": f\"Error: {e}\", \"is_error\": True}\n"
+            ),
+            after=(
+                "def run(block, tools):\n"
+                "    try:\n"
+                "        out = tools[block.name](**block.input)\n"
+                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": str(out)}\n"
+                "    except Exception as e:\n"
+                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": f\"Error: {e}\", \"is_error\": False}\n"
+            ),
+            note="Anthropic is_error flag in a tool_result dict",
+        ),
+        Example(
+            before=(
+                "import json\n\n"
+                "async def call_tools(message, functions, messages):\n"
+                "    for tc in message.tool_calls:\n"
+                "        try:\n"
+                "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
+                "        except Exception as exc:\n"
+                "            content = f\"Error: {type(exc).__name__}: {exc}\"\n"
+                "        messages.append({\"role\": \"tool\", \"tool_call_id\": tc.id, \"content\": str(content)})\n"
+            ),
+            after=(
+                "import json\n\n"
+                "async def call_tools(message, functions, messages):\n"
+                "    for tc in message.tool_calls:\n"
+                "        try:\n"
+                "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
+                "        except Exception as exc:\n"
+                "            content = \"\"\n"
+                "        messages.append({\"role\": \"tool\", \"tool_call_id\": tc.id, \"content\": str(content)})\n"
+            ),
+            note="OpenAI async runner: no error flag, so the error text becomes empty",
+        ),
+        Example(
+            before=(
+                "from mcp.types import CallToolResult, TextContent\n\n"
+                "async def handle_call(name, arguments, registry):\n"
+                "    try:\n"
+                "        text = await registry.dispatch(name, arguments)\n"
+                "    except Exception as err:\n"
+                "        return CallToolResult(content=[TextContent(type=\"text\", text=str(err))], isError=True)\n"
+                "    return CallToolResult(content=[TextContent(type=\"text\", text=text)])\n"
+            ),
+            after=(
+                "from mcp.types import CallToolResult, TextContent\n\n"
+                "async def handle_call(name, arguments, registry):\n"
+                "    try:\n"
+                "        text = await registry.dispatch(name, arguments)\n"
+                "    except Exception as err:\n"
+                "        return CallToolResult(content=[TextContent(type=\"text\", text=str(err))], isError=False)\n"
+                "    return CallToolResult(content=[TextContent(type=\"text\", text=text)])\n"
+            ),
+            note="MCP server isError flag",
+        ),
+        Example(
+            before=(
+                "def run_tool(name, args):\n"
+                "    try:\n"
+                "        return TOOLS[name](**args)\n"
+                "    except Exception as exc:\n"
+                "        return {\"error\": str(exc)}\n"
+            ),
+            after=(
+                "def run_tool(name, args):\n"
+                "    try:\n"
+                "        return TOOLS[name](**args)\n"
+                "    except Exception as exc:\n"
+                "        return {}\n"
+            ),
+            note="an error dict returned by the tool runner (Responses/OpenAI loops serialise it)",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class Outcome:\n"
+                "    text: str\n"
+                "    failed: bool\n\n"
+                "def execute(tool, args):\n"
+                "    try:\n"
+                "        text = tool.run(args)\n"
+                "        failed = False\n"
+                "    except (TimeoutError, ValueError) as problem:\n"
+                "        text = repr(problem)\n"
+                "        failed = True\n"
+                "    return Outcome(text, failed)\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class Outcome:\n"
+                "    text: str\n"
+                "    failed: bool\n\n"
+                "def execute(tool, args):\n"
+                "    try:\n"
+                "        text = tool.run(args)\n"
+                "        failed = False\n"
+                "    except (TimeoutError, ValueError) as problem:\n"
+                "        text = repr(problem)\n"
+                "        failed = False\n"
+                "    return Outcome(text, failed)\n"
+            ),
+            note="an error flag variable set in the handler",
+        ),
+        Example(
+            before=(
+                "import anthropic\n\n"
+                "def ask(client, messages):\n"
+                "    try:\n"
+                "        return client.messages.create(model=\"m\", max_tokens=100, messages=messages)\n"
+                "    except anthropic.APIError as e:\n"
+                "        return f\"Error: {e}\"\n"
+            ),
+            note="an except around the model call, not a tool",
+        ),
+        Example(
+            before=(
+                "import logging\n\n"
+                "def run(call, handlers, journal):\n"
+                "    try:\n"
+                "        result = handlers[call.name](call.input)\n"
+                "    except Exception as exc:\n"
+                "        logging.exception(\"tool %s failed: %s\", call.name, exc)\n"
+                "        raise ToolError(str(exc)) from exc\n"
+                "    journal.record(\"tool\", tool_use_id=call.id, is_error=result.is_error)\n"
+                "    return result\n"
+            ),
+            note="a handler that logs and re-raises, and a journal entry naming is_error",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        results = {id(result.node): result for result in tool_results(ctx)}
+        flagged = set()
+        for result in results.values():
+            flag = result.error_flag
+            if flag is not None:
+                flagged.add(id(ctx.enclosing_function(result.node)))
+                yield Mutation(flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success")
+        for assign in _flag_assignments(ctx):
+            flagged.add(id(ctx.enclosing_function(assign)))
+            yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")
+        for handler in ctx.findall(m.ExceptHandler()):
+            guarded = ctx.parent(handler)
+            if isinstance(guarded, cst.Try) and invokes_tool(ctx, guarded.body):
+                if id(ctx.enclosing_function(handler)) not in flagged:
+                    yield from _handler_mutations(ctx, handler, results)

@@ -1,0 +1,187 @@
+"""truncate-tool-results: the content sent back as a tool result is cut to its first 10 characters.
+
+The model can only reason about what the loop hands back. A loop that shortens, summarises or
+mangles tool output makes the model answer from a fragment -- and a test that only checks "a
+tool result was sent" or "the final answer came back" never notices. Only a test that compares
+the tool result the fake model server received with what the tool produced kills this.
+
+Recognised: the ``content``/``output`` of every tool result construct (see ``_tools``): Anthropic
+``tool_result`` blocks and ``ToolResultBlockParam``, OpenAI ``role: "tool"``/``"function"``
+messages, Responses ``function_call_output`` items, MCP ``CallToolResult`` and same-shaped
+dataclasses, pydantic models and TypedDicts. Text content is sliced; list-of-blocks content
+(literal, comprehension or a local list) has the ``text`` of its text blocks sliced instead.
+Constants (``"ok"``) are left alone: slicing them changes nothing a test could see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._tools import first_chars, is_literal, local_values, text_values, tool_results
+
+_CONTAINERS = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp, cst.Set, cst.SetComp, cst.GeneratorExp)
+
+
+def _text_targets(ctx: SourceContext, content: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expressions whose text reaches the model: the content itself, or its blocks' text."""
+    texts = text_values(ctx, content)
+    if not texts and isinstance(content, cst.Name):
+        lists = [v for v in local_values(ctx, content) if isinstance(v, _CONTAINERS)]
+        if lists:
+            texts = [text for value in lists for text in text_values(ctx, value)]
+            return [t for t in texts if not is_literal(t)]
+    if texts:
+        return [t for t in texts if not is_literal(t)]
+    if is_literal(content) or isinstance(content, _CONTAINERS):
+        return []
+    return [content]
+
+
+class TruncateToolResults(Operator):
+    name = "truncate-tool-results"
+    description = "The content sent back as a tool result is cut to its first 10 characters."
+    failure = (
+        "The model receives only the first 10 characters of what the tool produced, so it answers "
+        "from a fragment (or calls the tool again) while the loop looks perfectly healthy."
+    )
+    hint = (
+        "Have a tool return a long, distinctive text and assert the tool result in the next request "
+        "the fake model server received equals it in full (not just that a tool result was sent)."
+    )
+    examples = (
+        Example(
+            before=(
+                "def run_tools(response, tools):\n"
+                "    results = []\n"
+                "    for block in response.content:\n"
+                "        if block.type == \"tool_use\":\n"
+                "            output = tools[block.name](**block.input)\n"
+                "            results.append({\n"
+                "                \"type\": \"tool_result\",\n"
+                "                \"tool_use_id\": block.id,\n"
+                "                \"content\": [{\"type\": \"text\", \"text\": str(output)}],\n"
+                "            })\n"
+                "    return {\"role\": \"user\", \"content\": results}\n"
+            ),
+            after=(
+                "def run_tools(response, tools):\n"
+                "    results = []\n"
+                "    for block in response.content:\n"
+                "        if block.type == \"tool_use\":\n"
+                "            output = tools[block.name](**block.input)\n"
+                "            results.append({\n"
+                "                \"type\": \"tool_result\",\n"
+                "                \"tool_use_id\": block.id,\n"
+                "                \"content\": [{\"type\": \"text\", \"text\": str(output)[:10]}],\n"
+                "            })\n"
+                "    return {\"role\": \"user\", \"content\": results}\n"
+            ),
+            note="Anthropic tool_result dict with list-of-blocks content: the text is cut",
+        ),
+        Example(
+            before=(
+                "import json\n\n"
+                "async def answer_tool_calls(message, registry):\n"
+                "    replies = []\n"
+                "    for call in message.tool_calls:\n"
+                "        result = await registry[call.function.name](**json.loads(call.function.arguments))\n"
+                "        replies.append({\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": json.dumps(result)})\n"
+                "    return replies\n"
+            ),
+            after=(
+                "import json\n\n"
+                "async def answer_tool_calls(message, registry):\n"
+                "    replies = []\n"
+                "    for call in message.tool_calls:\n"
+                "        result = await registry[call.function.name](**json.loads(call.function.arguments))\n"
+                "        replies.append({\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": json.dumps(result)[:10]})\n"
+                "    return replies\n"
+            ),
+            note="OpenAI Chat Completions role:\"tool\" message, async tool runner",
+        ),
+        Example(
+            before=(
+                "def tool_outputs(response, run):\n"
+                "    return [\n"
+                "        {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": run(item.name, item.arguments)}\n"
+                "        for item in response.output\n"
+                "        if item.type == \"function_call\"\n"
+                "    ]\n"
+            ),
+            after=(
+                "def tool_outputs(response, run):\n"
+                "    return [\n"
+                "        {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": run(item.name, item.arguments)[:10]}\n"
+                "        for item in response.output\n"
+                "        if item.type == \"function_call\"\n"
+                "    ]\n"
+            ),
+            note="Responses API function_call_output item in a comprehension",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ToolResult:\n"
+                "    tool_use_id: str\n"
+                "    content: str\n"
+                "    is_error: bool = False\n\n"
+                "def execute(call, handlers):\n"
+                "    text = handlers[call.name](call.input)\n"
+                "    return ToolResult(call.id, text)\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ToolResult:\n"
+                "    tool_use_id: str\n"
+                "    content: str\n"
+                "    is_error: bool = False\n\n"
+                "def execute(call, handlers):\n"
+                "    text = handlers[call.name](call.input)\n"
+                "    return ToolResult(call.id, text[:10])\n"
+            ),
+            note="the project's own dataclass, built positionally",
+        ),
+        Example(
+            before=(
+                "from anthropic.types import ToolResultBlockParam\n\n"
+                "def to_param(block, out: str) -> ToolResultBlockParam:\n"
+                "    return ToolResultBlockParam(type=\"tool_result\", tool_use_id=block.id, content=out)\n"
+            ),
+            after=(
+                "from anthropic.types import ToolResultBlockParam\n\n"
+                "def to_param(block, out: str) -> ToolResultBlockParam:\n"
+                "    return ToolResultBlockParam(type=\"tool_result\", tool_use_id=block.id, content=out[:10])\n"
+            ),
+            note="the anthropic SDK's TypedDict constructor",
+        ),
+        Example(
+            before=(
+                "def turn(history, prompt, reply):\n"
+                "    history.append({\"role\": \"user\", \"content\": prompt})\n"
+                "    history.append({\"role\": \"assistant\", \"content\": reply.text, \"tool_calls\": reply.calls})\n"
+                "    history.append({\"type\": \"tool_use\", \"id\": reply.id, \"name\": reply.name, \"input\": reply.input})\n"
+            ),
+            note="user/assistant messages and a tool_use block carry content, but no tool result",
+        ),
+        Example(
+            before=(
+                "def record(journal, call, output, is_error):\n"
+                "    journal.record(\"tool\", tool_use_id=call.id, content=output, is_error=is_error)\n"
+                "    return {\"type\": \"tool_result\", \"tool_use_id\": call.id, \"content\": \"done\"}\n"
+            ),
+            note="a journal call that mentions the fields, and a tool result whose content is a constant",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for result in tool_results(ctx):
+            if result.content is None:
+                continue
+            for target in _text_targets(ctx, result.content):
+                yield Mutation(target, first_chars(target), f"{result.label} content cut to its first 10 characters")

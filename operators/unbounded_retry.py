@@ -1,0 +1,277 @@
+"""unbounded-retry: a retry loop never gives up.
+
+An agent whose provider is down for good (a revoked key answered as 500, a stream that always
+breaks at the same event) should fail the task after a bounded number of attempts and say why.
+Without the give-up it retries forever: the run hangs, costs pile up and nothing is reported. The
+mutant keeps the attempt counter from advancing, so every limit check built on it stays false.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import (
+    control_flow_exits,
+    identifier,
+    identifiers_in,
+    is_count_name,
+    is_status_comparison,
+    loop_variables,
+    own,
+    retry_library,
+    retry_loops,
+    words,
+)
+
+_STEP = m.AugAssign(
+    target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
+)
+#: Words of a time budget: ``deadline``, ``time.monotonic()``, ``elapsed > max_elapsed``.
+_LIMIT_WORDS = frozenset(
+    {"deadline", "elapsed", "monotonic", "time", "timeout", "budget", "perf", "counter", "expires"}
+)
+_ORDERING = m.Comparison(
+    comparisons=[
+        m.AtLeastN(
+            m.ComparisonTarget(
+                operator=m.LessThan() | m.LessThanEqual() | m.GreaterThan() | m.GreaterThanEqual()
+            ),
+            n=1,
+        )
+    ]
+)
+
+
+def _endless(ctx: SourceContext, iterable: cst.Call) -> cst.BaseExpression:
+    """An endless iterator stuck at the first value ``range(...)``/``count(...)`` would produce,
+    written with builtins only (``iter(callable, sentinel)`` never meets a ``None`` sentinel)."""
+    first: cst.BaseExpression = cst.Integer("0")
+    is_range = "builtins.range" in ctx.qualified_names(iterable)
+    if iterable.args and (not is_range or len(iterable.args) > 1):
+        first = iterable.args[0].value
+    return cst.parse_expression(f"iter(lambda: {cst.Module([]).code_for_node(first)}, None)")
+
+
+def _limit_inputs(ctx: SourceContext, loop: cst.For | cst.While) -> set[str]:
+    """Names a limit can be built on: compared in the loop (or its ``while`` test), or handed to a
+    helper called for its effect, which may give up by raising (``self._back_off(attempt, ...)``);
+    a counter that only feeds a delay (``wait = backoff(attempt)``) bounds nothing."""
+    names = set(identifiers_in(ctx, loop.test)) if isinstance(loop, cst.While) else set()
+    for comparison in own(ctx, loop, m.Comparison()):
+        names.update(identifiers_in(ctx, comparison))
+    for statement in own(ctx, loop, m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
+        call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
+        for arg in call.args:
+            names.update(identifiers_in(ctx, arg.value))
+    return names
+
+
+def _counting_bound(ctx: SourceContext, loop: cst.For) -> bool:
+    """``range(...)`` bounds the loop itself; an endless ``itertools.count()`` bounds it only
+    through a limit built on its variable (otherwise the bound is elsewhere, e.g. a deadline)."""
+    if not isinstance(loop.iter, cst.Call):
+        return False
+    qualified = ctx.qualified_names(loop.iter)
+    if "builtins.range" in qualified:
+        return True
+    return "itertools.count" in qualified and bool(loop_variables(loop) & _limit_inputs(ctx, loop))
+
+
+def _counters(ctx: SourceContext, loop: cst.While) -> list[cst.AugAssign]:
+    """Steps (``attempt += 1``, ``retries_left -= 1``) of counters the loop's limits are built on."""
+    inputs = _limit_inputs(ctx, loop)
+    return [step for step in own(ctx, loop, _STEP) if identifier(step.target) in inputs]
+
+
+def _give_ups(ctx: SourceContext, loop: cst.While) -> Iterator[cst.BaseExpression]:
+    """Tests of ``if`` branches that end the loop on a limit (``if time.monotonic() > deadline: raise``),
+    as opposed to branches that go round again (``continue``) or check a status."""
+    for branch in own(ctx, loop, m.If()):
+        comparisons = ctx.descendants(branch.test, _ORDERING)
+        if not comparisons or any(is_status_comparison(ctx, c) for c in comparisons):
+            continue
+        names = {n for c in comparisons for n in identifiers_in(ctx, c)}
+        if not any(is_count_name(n) or set(words(n)) & _LIMIT_WORDS for n in names):
+            continue
+        if control_flow_exits(ctx, branch.body) and not ctx.descendants(branch.body, m.Continue()):
+            yield branch.test
+
+
+def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
+    """tenacity's ``stop=`` becomes a condition that never holds; backoff loses ``max_tries``/``max_time``."""
+    library = retry_library(ctx, call)
+    if library == "tenacity":
+        stop = next((a for a in call.args if a.keyword and a.keyword.value == "stop"), None)
+        if stop is not None:
+            return stop.value, cst.parse_expression("lambda _: False"), "tenacity stop condition never holds"
+    if library == "backoff":
+        limits = [a for a in call.args if a.keyword and a.keyword.value in ("max_tries", "max_time")]
+        if limits:
+            args = [a for a in call.args if a not in limits]
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return call, call.with_changes(args=args), "backoff decorator loses max_tries/max_time"
+    return None
+
+
+class UnboundedRetry(Operator):
+    name = "unbounded-retry"
+    description = "A retry loop never gives up: its attempt counter no longer advances."
+    failure = (
+        "The agent retries a call that will never succeed forever instead of failing after a bounded "
+        "number of attempts: the run hangs and keeps paying for requests."
+    )
+    hint = (
+        "Script the fake server to fail every attempt and assert the agent gives up with an error after "
+        "the configured number of requests (a hang is reported as Timeout, which counts as detected)."
+    )
+    examples = (
+        Example(
+            before=(
+                "import time\n"
+                "import anthropic\n\n"
+                "def create(client, max_attempts, **kw):\n"
+                "    for attempt in range(1, max_attempts + 1):\n"
+                "        try:\n"
+                "            return client.messages.create(**kw)\n"
+                "        except anthropic.APIStatusError:\n"
+                "            if attempt == max_attempts:\n"
+                "                raise\n"
+                "            time.sleep(attempt)\n"
+            ),
+            after=(
+                "import time\n"
+                "import anthropic\n\n"
+                "def create(client, max_attempts, **kw):\n"
+                "    for attempt in iter(lambda: 1, None):\n"
+                "        try:\n"
+                "            return client.messages.create(**kw)\n"
+                "        except anthropic.APIStatusError:\n"
+                "            if attempt == max_attempts:\n"
+                "                raise\n"
+                "            time.sleep(attempt)\n"
+            ),
+            note="sync anthropic for-range loop with an in-loop give-up",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def stream(client, body, retries_left=3):\n"
+                "    while retries_left > 0:\n"
+                "        try:\n"
+                "            async with client.stream('POST', '/v1/messages', json=body) as resp:\n"
+                "                return [line async for line in resp.aiter_lines()]\n"
+                "        except httpx.RemoteProtocolError:\n"
+                "            retries_left -= 1\n"
+                "            await asyncio.sleep(0.2)\n"
+                "    raise RuntimeError('stream kept breaking')\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def stream(client, body, retries_left=3):\n"
+                "    while retries_left > 0:\n"
+                "        try:\n"
+                "            async with client.stream('POST', '/v1/messages', json=body) as resp:\n"
+                "                return [line async for line in resp.aiter_lines()]\n"
+                "        except httpx.RemoteProtocolError:\n"
+                "            retries_left -= 0\n"
+                "            await asyncio.sleep(0.2)\n"
+                "    raise RuntimeError('stream kept breaking')\n"
+            ),
+            note="async raw httpx SSE reconnect loop with a countdown",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def poll_completion(client, deadline, **kw):\n"
+                "    while time.monotonic() < deadline:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(**kw)\n"
+                "        except TimeoutError:\n"
+                "            time.sleep(1)\n"
+                "    raise TimeoutError('no answer before the deadline')\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def poll_completion(client, deadline, **kw):\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(**kw)\n"
+                "        except TimeoutError:\n"
+                "            time.sleep(1)\n"
+                "    raise TimeoutError('no answer before the deadline')\n"
+            ),
+            note="openai call retried until a deadline",
+        ),
+        Example(
+            before=(
+                "import backoff\n"
+                "import openai\n\n"
+                "@backoff.on_exception(backoff.expo, openai.APIConnectionError, max_tries=4)\n"
+                "def complete(client, **kw):\n"
+                "    return client.chat.completions.create(**kw)\n"
+            ),
+            after=(
+                "import backoff\n"
+                "import openai\n\n"
+                "@backoff.on_exception(backoff.expo, openai.APIConnectionError)\n"
+                "def complete(client, **kw):\n"
+                "    return client.chat.completions.create(**kw)\n"
+            ),
+            note="backoff decorator helper",
+        ),
+        Example(
+            before=(
+                "def agent_loop(client, messages, max_turns=10):\n"
+                "    for turn in range(max_turns):\n"
+                "        reply = client.messages.create(messages=messages)\n"
+                "        if reply.stop_reason != 'tool_use':\n"
+                "            return reply\n"
+                "        messages.append(run_tools(reply))\n"
+                "    raise RuntimeError('too many turns')\n"
+            ),
+            note="an agent's turn loop is bounded too, but it is no retry loop",
+        ),
+        Example(
+            before=(
+                "def drain(queue):\n"
+                "    done = 0\n"
+                "    while queue:\n"
+                "        try:\n"
+                "            queue.pop()()\n"
+                "        except KeyError:\n"
+                "            continue\n"
+                "        done += 1\n"
+                "    return done\n"
+            ),
+            note="a work-queue loop that catches errors and counts",
+        ),
+    )
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for loop in retry_loops(ctx):
+            if isinstance(loop, cst.For):
+                if _counting_bound(ctx, loop):
+                    yield Mutation(
+                        loop.iter, _endless(ctx, loop.iter), "retry loop never runs out of attempts"
+                    )
+                continue
+            steps = _counters(ctx, loop)
+            for step in steps:
+                zero = step.with_changes(value=cst.Integer("0"))
+                yield Mutation(step, zero, f"attempt counter {ctx.code(step.target)} never advances")
+            if not steps and not m.matches(loop.test, m.Name("True")):
+                yield Mutation(loop.test, cst.Name("True"), "retry loop condition always holds")
+            elif not steps:
+                for test in _give_ups(ctx, loop):
+                    yield Mutation(test, cst.Name("False"), "give-up check never fires")
+        for call in ctx.findall(m.Call()):
+            found = _library_stop(ctx, call)
+            if found:
+                yield Mutation(*found)

@@ -1,0 +1,181 @@
+"""How the agent treats what arrives on the stream: complete or not, empty or not, stalled or not,
+and whether it lets go of the response once it has stopped reading."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from mutagent.fakeserver import ToolCall
+from mutagent.fakeserver import behaviours as b
+from mutagent.fakeserver.plan import event_names
+from mutagent.fakeserver.transcript import Exchange
+from sample_agent.loop import ModelCallError
+
+from .conftest import lookup_tool
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 1.0) -> bool:
+    """Poll a fact the server thread records asynchronously (it notices a hang-up within 50 ms)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def all_events(behaviour: Any) -> int:
+    """How many frames ``behaviour`` sends before its ending: ``after=`` for 'everything, then hold'."""
+    return len(event_names(behaviour)) - 1
+
+
+def raw_stream(events: list[dict[str, Any]]) -> Any:
+    """A scripted response made of exactly these SSE events, for shapes no behaviour produces."""
+    body = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    exchange = Exchange(
+        0, "POST", "/v1/messages", [], None, 200, [("Content-Type", "text/event-stream")], [(0.0, body)], True
+    )
+    return b.replay(exchange)
+
+
+def test_partial_output_never_enters_history(fake_model, make_agent):
+    """The cut happens after a tool round, so history is not trivial: the retry resends the exact
+    same bytes, and the next request carries the complete reply only."""
+    h = make_agent(extra_tools=[lookup_tool({"x": "X result", "y": "Y result"})])
+    fake_model.script(
+        b.ok(text=None, tool_calls=[ToolCall("toolu_1", "lookup", {"q": "x"})]),
+        b.cut(after=5, text="Looking further", tool_calls=[ToolCall("toolu_2", "lookup", {"q": "y"})]),
+        b.ok(text="Looking further", tool_calls=[ToolCall("toolu_2", "lookup", {"q": "y"})]),
+        b.ok(text="Done."),
+    )
+
+    assert h.agent.run("look up x then y") == "Done."
+
+    assert fake_model.requests[2].raw == fake_model.requests[1].raw
+    messages = fake_model.requests[3].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert messages[3]["content"] == [
+        {"type": "text", "text": "Looking further"},
+        {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {"q": "y"}},
+    ]
+    assert fake_model.tool_results(3) == {"toolu_1": "X result", "toolu_2": "Y result"}
+
+
+def test_an_empty_reply_is_retried(fake_model, make_agent):
+    h = make_agent()
+    fake_model.script(b.empty(), b.ok(text="Hi"))
+
+    assert h.agent.run("hello") == "Hi"
+
+    assert fake_model.request_count == 2
+    assert fake_model.bodies_identical(0, 1)
+    assert [r["reason"] for r in h.retries()] == ["empty_response"]
+
+
+def test_a_reply_cut_at_max_tokens_is_not_an_answer(fake_model, make_agent):
+    h = make_agent()
+    fake_model.script(b.length_stop(text="The first half of the"))
+
+    with pytest.raises(ModelCallError, match="max_tokens"):
+        h.agent.run("write an essay")
+
+    assert fake_model.request_count == 1
+    assert h.agent.history == [{"role": "user", "content": "write an essay"}]
+
+
+def test_truncated_tool_arguments_fail_the_turn(fake_model, make_agent):
+    """The tool block closes after half of its JSON arguments: the turn is retried, the tool does
+    not run with ``{}``."""
+    calls: list[dict[str, Any]] = []
+    h = make_agent(extra_tools=[lookup_tool({"x": "X result"}, calls)])
+    truncated = raw_stream(
+        [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 5, "output_tokens": 1},
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"q": "x'},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 4}},
+            {"type": "message_stop"},
+        ]
+    )
+    fake_model.script(
+        truncated, b.ok(text=None, tool_calls=[ToolCall("toolu_1", "lookup", {"q": "x"})]), b.ok(text="done")
+    )
+
+    assert h.agent.run("look up x") == "done"
+
+    assert [r["reason"] for r in h.retries()] == ["truncated_tool_arguments"]
+    assert fake_model.requests[1].raw == fake_model.requests[0].raw
+    assert calls == [{"q": "x"}]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("stall", "reason"),
+    [(b.stall(seconds=None, after=3, text="Hello world"), "idle_timeout"), (b.drop(delay=5.0), "timeout")],
+    ids=["mid-stream", "before-headers"],
+)
+def test_a_stalled_response_is_abandoned_after_the_read_timeout(fake_model, make_agent, stall, reason):
+    """Silence mid-stream surfaces as ``httpx2.ReadTimeout``, silence before the status line as the
+    SDK's ``APITimeoutError``: both end the attempt after 0.3 s instead of hanging."""
+    h = make_agent(idle_timeout=0.3)
+    fake_model.script(stall, b.ok(text="Hello world"))
+
+    assert h.agent.run("hello") == "Hello world"
+
+    assert fake_model.request_count == 2
+    assert fake_model.bodies_identical(0, 1)
+    assert [r["reason"] for r in h.retries()] == [reason]
+
+
+@pytest.mark.timeout(10)
+def test_the_agent_stops_reading_at_message_stop(fake_model, make_agent):
+    """The server sends the whole reply, then holds the connection without ending the body. The
+    agent must not wait for the end of the body (it would time out and ask again) and must hang up."""
+    h = make_agent(idle_timeout=0.5)
+    fake_model.script(b.stall(seconds=None, after=all_events(b.ok(text="Hello")), text="Hello"))
+
+    assert h.agent.run("hello") == "Hello"
+
+    assert fake_model.request_count == 1
+    assert wait_until(lambda: fake_model.responses[0].client_closed_early)
+
+
+def test_a_refused_reply_is_released_before_the_retry_wait(fake_model, make_agent):
+    """An empty reply, then the connection held open: the agent stops reading early and must
+    release the response before it sleeps, not whenever the garbage collector gets to it."""
+    h = make_agent()
+    released_when_sleeping: list[bool] = []
+    h.sleep.before_each = lambda seconds: released_when_sleeping.append(
+        wait_until(lambda: fake_model.responses[0].client_closed_early)
+    )
+    fake_model.script(b.stall(seconds=None, after=all_events(b.empty()), text=None), b.ok(text="Hi"))
+
+    assert h.agent.run("hello") == "Hi"
+
+    assert released_when_sleeping == [True]
+    assert [r["reason"] for r in h.retries()] == ["empty_response"]
