@@ -58,9 +58,16 @@ def mutant_to_dict(mutant: Mutant) -> dict[str, Any]:
 
 def mutant_from_dict(data: dict[str, Any]) -> Mutant:
     return Mutant(
-        id=data["id"], operator=data["operator"], file=data["file"], scope=tuple(data["scope"]),
-        location=Location(**data["location"]), original=data["original"], replacement=data["replacement"],
-        description=data["description"], patch=TextPatch(**data["patch"]), ignored_reason=data.get("ignored_reason"),
+        id=data["id"],
+        operator=data["operator"],
+        file=data["file"],
+        scope=tuple(data["scope"]),
+        location=Location(**data["location"]),
+        original=data["original"],
+        replacement=data["replacement"],
+        description=data["description"],
+        patch=TextPatch(**data["patch"]),
+        ignored_reason=data.get("ignored_reason"),
     )
 
 
@@ -72,9 +79,14 @@ def result_to_dict(result: MutantResult) -> dict[str, Any]:
 
 def result_from_dict(data: dict[str, Any]) -> MutantResult:
     return MutantResult(
-        mutant_id=data["mutant_id"], status=Status(data["status"]), killed_by=list(data.get("killed_by", [])),
-        covered_by=list(data.get("covered_by", [])), tests_run=list(data.get("tests_run", [])),
-        duration=float(data.get("duration", 0.0)), error=data.get("error"), status_reason=data.get("status_reason"),
+        mutant_id=data["mutant_id"],
+        status=Status(data["status"]),
+        killed_by=list(data.get("killed_by", [])),
+        covered_by=list(data.get("covered_by", [])),
+        tests_run=list(data.get("tests_run", [])),
+        duration=float(data.get("duration", 0.0)),
+        error=data.get("error"),
+        status_reason=data.get("status_reason"),
     )
 
 
@@ -180,25 +192,37 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO generated VALUES (?, ?, ?)", (file, digest, data))
 
     # --- the current run -------------------------------------------------------------------
-    def set_run(self, mutants: list[Mutant], fingerprints: dict[str, str], tests: list[TestInfo],
-                sources: dict[str, str]) -> None:
+    def set_run(
+        self,
+        mutants: list[Mutant],
+        fingerprints: dict[str, str],
+        tests: list[TestInfo],
+        sources: dict[str, str],
+    ) -> None:
         """Record the mutant set, tests and sources of the run about to start (results stay)."""
         with self.transaction():
             self.db.execute("DELETE FROM mutants")
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants VALUES (?, ?, ?, ?)",
-                [(m.id, seq, fingerprints[m.id], json.dumps(mutant_to_dict(m))) for seq, m in enumerate(mutants)],
+                [
+                    (m.id, seq, fingerprints[m.id], json.dumps(mutant_to_dict(m)))
+                    for seq, m in enumerate(mutants)
+                ],
             )
             self.db.execute("DELETE FROM tests")
-            self.db.executemany("INSERT OR REPLACE INTO tests VALUES (?, ?, ?, ?)",
-                                [(t.nodeid, seq, t.duration, t.outcome) for seq, t in enumerate(tests)])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO tests VALUES (?, ?, ?, ?)",
+                [(t.nodeid, seq, t.duration, t.outcome) for seq, t in enumerate(tests)],
+            )
             self.db.execute("DELETE FROM sources")
             self.db.executemany("INSERT INTO sources VALUES (?, ?)", sorted(sources.items()))
 
     def finished(self, fingerprints: dict[str, str]) -> dict[str, MutantResult]:
         """Stored results whose fingerprint still matches: these mutants need no new run."""
         done: dict[str, MutantResult] = {}
-        for mutant_id, fingerprint, data in self.db.execute("SELECT mutant_id, fingerprint, data FROM results"):
+        for mutant_id, fingerprint, data in self.db.execute(
+            "SELECT mutant_id, fingerprint, data FROM results"
+        ):
             if fingerprints.get(mutant_id) == fingerprint:
                 done[mutant_id] = result_from_dict(json.loads(data))
         return done
@@ -207,7 +231,13 @@ class Store:
         """Commit one result right away (autocommit): a kill -9 a moment later keeps it."""
         self.db.execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-            (result.mutant_id, fingerprint, result.status.value, json.dumps(result_to_dict(result)), time.time()),
+            (
+                result.mutant_id,
+                fingerprint,
+                result.status.value,
+                json.dumps(result_to_dict(result)),
+                time.time(),
+            ),
         )
 
     def save_results(self, items: Iterable[tuple[MutantResult, str]]) -> None:
@@ -219,14 +249,21 @@ class Store:
     def run_data(self, root: Path) -> RunData:
         mutants: list[Mutant] = []
         fingerprints: dict[str, str] = {}
-        for mutant_id, fingerprint, data in self.db.execute("SELECT id, fingerprint, data FROM mutants ORDER BY seq"):
+        for mutant_id, fingerprint, data in self.db.execute(
+            "SELECT id, fingerprint, data FROM mutants ORDER BY seq"
+        ):
             mutants.append(mutant_from_dict(json.loads(data)))
             fingerprints[mutant_id] = fingerprint
-        tests = [TestInfo(nodeid, duration, outcome) for nodeid, duration, outcome
-                 in self.db.execute("SELECT nodeid, duration, outcome FROM tests ORDER BY seq")]
+        tests = [
+            TestInfo(nodeid, duration, outcome)
+            for nodeid, duration, outcome in self.db.execute(
+                "SELECT nodeid, duration, outcome FROM tests ORDER BY seq"
+            )
+        ]
         sources = dict(self.db.execute("SELECT file, text FROM sources"))
-        return RunData(root=str(root), mutants=mutants, results=self.finished(fingerprints), tests=tests,
-                       sources=sources)
+        return RunData(
+            root=str(root), mutants=mutants, results=self.finished(fingerprints), tests=tests, sources=sources
+        )
 
 
 def load_run_data(root: Path) -> RunData:

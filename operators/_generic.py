@@ -29,14 +29,16 @@ Deliberate differences (each changes the count only where the construct occurs):
    and a ``TYPE_CHECKING`` block never runs, so its mutants could only survive. ``__future__``
    imports are covered by this.
 4. A single-quoted docstring (``'Doc.'`` as first statement) is skipped like a triple-quoted one.
-5. The name of a ``def``/``class`` is not mutated (mutmut would turn ``def deepcopy`` into
+5. Assignments to dunder names (``__all__``, ``__version__``, ``__slots__``) are skipped: they
+   are module metadata; their mutants only break star imports or crash at import.
+6. The name of a ``def``/``class`` is not mutated (mutmut would turn ``def deepcopy`` into
    ``def copy``, a mutant its trampoline cannot apply).
-6. ``break`` -> ``return`` is not produced outside a function (a SyntaxError at module level),
+7. ``break`` -> ``return`` is not produced outside a function (a SyntaxError at module level),
    and a node that loses its parentheses by a mutation keeps them (``if(not x)`` -> ``if(x)``,
    not ``ifx``); mutmut never sees either case or renders them broken. Counts are unchanged.
-7. Two identical mutations of the same node by one operator are one mutant (``f(a, a)`` loses
+8. Two identical mutations of the same node by one operator are one mutant (``f(a, a)`` loses
    "either" argument the same way); mutmut counts two.
-8. Suppression comments mark a mutant Ignored instead of not creating it, so it is listed with
+9. Suppression comments mark a mutant Ignored instead of not creating it, so it is listed with
    its reason; compare counts of non-ignored mutants.
 """
 
@@ -78,6 +80,7 @@ class _Skip(enum.Enum):
     DEF_NAME = "the name of a def or class"
     DOCSTRING = "docstrings"
     TYPE_CHECKING = "if TYPE_CHECKING: never runs"
+    DUNDER = "assignments to dunder names (__all__, __version__, __slots__) are metadata"
 
 
 def _is_enum_class(node: cst.CSTNode | None) -> bool:
@@ -115,8 +118,11 @@ def _is_docstring(ctx: SourceContext, node: cst.Expr, parent: cst.CSTNode | None
     )
 
 
-_SUBTREE_ROOTS = (cst.Annotation, cst.Decorator, cst.Import, cst.ImportFrom, cst.Call, cst.FunctionDef, cst.Param)
-_ROOT_TYPES = frozenset((*_SUBTREE_ROOTS, cst.Name, cst.Expr))
+# Every node type some exclusion rule looks at (``_skip_by_type``).
+_ROOT_TYPES = frozenset(
+    (cst.Annotation, cst.Decorator, cst.Import, cst.ImportFrom, cst.Call, cst.FunctionDef, cst.Param)
+    + (cst.Name, cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)
+)
 
 
 def _skip_reason(ctx: SourceContext, node: cst.CSTNode, parent: cst.CSTNode | None) -> _Skip | None:
@@ -164,7 +170,15 @@ def _skip_by_type(ctx: SourceContext, node: cst.CSTNode, parent: cst.CSTNode | N
     elif isinstance(node, cst.Expr):
         if _is_docstring(ctx, node, parent):
             return _Skip.DOCSTRING
+    elif isinstance(node, cst.Assign | cst.AnnAssign | cst.AugAssign):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        if all(isinstance(t, cst.Name) and _is_dunder(t.value) for t in targets):
+            return _Skip.DUNDER
     return None
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def eligible_nodes(ctx: SourceContext) -> list[cst.CSTNode]:

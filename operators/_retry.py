@@ -54,6 +54,7 @@ _COUNT_WORDS = frozenset({"attempt", "attempts", "attempted", "retries", "tries"
 _COUNT_MODIFIERS = frozenset(
     {
         "count",
+        "counts",
         "counter",
         "cnt",
         "limit",
@@ -72,7 +73,7 @@ _COUNT_MODIFIERS = frozenset(
     }
 )
 #: Words that make a retry-ish name a duration, not a count (``retry_after``, ``attempt_timeout``).
-_TIME_WORDS = frozenset(
+TIME_WORDS = frozenset(
     {
         "after",
         "delay",
@@ -100,9 +101,8 @@ def words(identifier: str) -> tuple[str, ...]:
     ``("backoff",)``. Words, not substrings, so ``entries`` never reads as ``tries``."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", identifier)
     spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
-    spaced = re.sub(
-        r"(?<![a-z0-9])back_?off(?![a-z0-9])", "backoff", spaced.lower()
-    )  # ``_back_off`` is a backoff helper too
+    # ``_back_off``/``BackOff`` name a backoff helper as much as ``backoff`` does.
+    spaced = re.sub(r"(?<![a-z0-9])back_?off(?![a-z0-9])", "backoff", spaced.lower())
     return tuple(word for word in re.split(r"[^a-z0-9]+", spaced) if word)
 
 
@@ -148,7 +148,7 @@ def is_count_name(name: str | None) -> bool:
     if not name:
         return False
     parts = set(words(name))
-    if parts & _TIME_WORDS:
+    if parts & TIME_WORDS:
         return False
     if parts & _COUNT_WORDS:
         return True
@@ -265,7 +265,7 @@ def _iterates_attempts(ctx: SourceContext, loop: cst.For) -> bool:
     ):
         return True
     name = identifier(iterable) or ""
-    return is_retry_name(name) or is_count_name(name) or bool(set(words(name)) & _TIME_WORDS)
+    return is_retry_name(name) or is_count_name(name) or bool(set(words(name)) & TIME_WORDS)
 
 
 _TRY = m.Try(handlers=[m.AtLeastN(n=1)]) | m.TryStar()

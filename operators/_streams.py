@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -34,29 +34,31 @@ TRANSPORT_ERRORS: dict[str, frozenset[str]] = {
     **dict.fromkeys(
         ("httpx", "httpx2", "httpcore"),
         frozenset(
-            {
-                "TransportError", "RequestError", "NetworkError", "TimeoutException", "ConnectTimeout",
-                "ReadTimeout", "WriteTimeout", "PoolTimeout", "ConnectError", "ReadError", "WriteError",
-                "CloseError", "ProtocolError", "RemoteProtocolError", "LocalProtocolError", "ProxyError",
-                "SSEError",
-            }
+            (
+                "TransportError RequestError NetworkError TimeoutException ConnectTimeout ReadTimeout "
+                "WriteTimeout PoolTimeout ConnectError ReadError WriteError CloseError ProtocolError "
+                "RemoteProtocolError LocalProtocolError ProxyError SSEError"
+            ).split()
         ),
     ),
     "aiohttp": frozenset(
-        {
-            "ClientConnectionError", "ClientConnectorError", "ClientConnectorDNSError", "ClientOSError",
-            "ClientConnectionResetError", "ServerConnectionError", "ServerDisconnectedError",
-            "ServerTimeoutError", "ConnectionTimeoutError", "SocketTimeoutError", "ClientPayloadError",
-            "ClientConnectorSSLError", "ClientSSLError", "TransferEncodingError", "ContentLengthError",
-        }
+        (
+            "ClientConnectionError ClientConnectorError ClientConnectorDNSError ClientOSError "
+            "ClientConnectionResetError ServerConnectionError ServerDisconnectedError ServerTimeoutError "
+            "ConnectionTimeoutError SocketTimeoutError ClientPayloadError ClientConnectorSSLError "
+            "ClientSSLError TransferEncodingError ContentLengthError"
+        ).split()
     ),
     "requests": frozenset(
-        {"ConnectionError", "ConnectTimeout", "ReadTimeout", "Timeout", "ChunkedEncodingError", "ProxyError",
-         "SSLError"}
+        (
+            "ConnectionError ConnectTimeout ReadTimeout Timeout ChunkedEncodingError ProxyError SSLError"
+        ).split()
     ),
     "urllib3": frozenset(
-        {"ProtocolError", "ReadTimeoutError", "ConnectTimeoutError", "TimeoutError", "NewConnectionError",
-         "IncompleteRead", "InvalidChunkLength", "SSLError", "ProxyError"}
+        (
+            "ProtocolError ReadTimeoutError ConnectTimeoutError TimeoutError NewConnectionError "
+            "IncompleteRead InvalidChunkLength SSLError ProxyError"
+        ).split()
     ),
     "http.client": frozenset({"IncompleteRead", "RemoteDisconnected", "BadStatusLine"}),
     "socket": frozenset({"timeout", "error", "gaierror"}),
@@ -64,16 +66,20 @@ TRANSPORT_ERRORS: dict[str, frozenset[str]] = {
     "asyncio": frozenset({"TimeoutError", "IncompleteReadError"}),
     "websockets": frozenset({"ConnectionClosed", "ConnectionClosedError"}),
     "builtins": frozenset(
-        {"ConnectionError", "ConnectionResetError", "ConnectionAbortedError", "ConnectionRefusedError",
-         "BrokenPipeError", "TimeoutError"}
+        (
+            "ConnectionError ConnectionResetError ConnectionAbortedError ConnectionRefusedError "
+            "BrokenPipeError TimeoutError"
+        ).split()
     ),
 }
 
 #: Names that mean a transport failure whatever package defines them: every Stainless-generated
 #: SDK (anthropic, openai, groq, cerebras, together...) has these two.
 UNAMBIGUOUS_TRANSPORT_ERRORS = frozenset(
-    {"APIConnectionError", "APITimeoutError", "RemoteProtocolError", "ServerDisconnectedError",
-     "ClientPayloadError", "ChunkedEncodingError", "WebSocketConnectionClosedError"}
+    (
+        "APIConnectionError APITimeoutError RemoteProtocolError ServerDisconnectedError ClientPayloadError "
+        "ChunkedEncodingError WebSocketConnectionClosedError"
+    ).split()
 )
 
 
@@ -91,15 +97,14 @@ def transport_error_name(ctx: SourceContext, expr: cst.BaseExpression) -> str | 
 
 #: Exceptions a ``json.loads`` (or pydantic ``model_validate_json``) failure is caught as.
 DECODE_ERROR_CATCHERS = frozenset(
-    {"json.JSONDecodeError", "json.decoder.JSONDecodeError", "orjson.JSONDecodeError",
-     "simplejson.JSONDecodeError", "simplejson.errors.JSONDecodeError", "ujson.JSONDecodeError",
-     "pydantic.ValidationError", "pydantic_core.ValidationError", "builtins.ValueError",
-     "builtins.Exception", "builtins.BaseException"}
+    (
+        "json.JSONDecodeError json.decoder.JSONDecodeError orjson.JSONDecodeError simplejson.JSONDecodeError "
+        "simplejson.errors.JSONDecodeError ujson.JSONDecodeError pydantic.ValidationError "
+        "pydantic_core.ValidationError builtins.ValueError builtins.Exception builtins.BaseException"
+    ).split()
 )
 
-JSON_PARSERS = frozenset(
-    {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads"}
-)
+JSON_PARSERS = frozenset({"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads"})
 PYDANTIC_JSON_PARSERS = frozenset({"model_validate_json", "parse_raw", "validate_json"})
 
 # -- words ------------------------------------------------------------------------------------
@@ -221,9 +226,7 @@ def condition_sites(
     if len(leaves) == 1:
         return []
     hits = [leaf for leaf in leaves if predicate(leaf)]
-    only_and = all(
-        isinstance(node.operator, cst.And) for node in _boolean_nodes(test)
-    )
+    only_and = all(isinstance(node.operator, cst.And) for node in _boolean_nodes(test))
     if hits and only_and and len(hits) == len(leaves):
         return [test]
     return hits
@@ -243,7 +246,9 @@ def negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-def single_comparison(test: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression] | None:
+def single_comparison(
+    test: cst.CSTNode,
+) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression] | None:
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         return test.left, target.operator, target.comparator
@@ -282,7 +287,7 @@ def presence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-_ERROR_WORDS = frozenset({"error", "errors", "fail", "failed", "failure", "abort", "reject", "raise", "exception"})
+_ERROR_WORDS = frozenset("error errors fail failed failure abort reject raise exception".split())
 
 
 def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
@@ -316,7 +321,9 @@ def fails(block: cst.BaseSuite) -> bool:
 def _is_logging(call: cst.Call) -> bool:
     """``log.error(...)``, ``logger.exception(...)``, ``logging.error(...)``: reporting, not failing."""
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    return receiver is not None and bool(tokens(leaf_name(receiver)) & {"log", "logger", "logging", "warnings"})
+    return receiver is not None and bool(
+        tokens(leaf_name(receiver)) & {"log", "logger", "logging", "warnings"}
+    )
 
 
 def exits_early(block: cst.BaseSuite) -> bool:
@@ -346,7 +353,9 @@ def raised_names(block: cst.BaseSuite) -> set[str]:
                     text = string_value(arg.value)
                     if text is None and isinstance(arg.value, cst.FormattedString):
                         text = "".join(
-                            part.value for part in arg.value.parts if isinstance(part, cst.FormattedStringText)
+                            part.value
+                            for part in arg.value.parts
+                            if isinstance(part, cst.FormattedStringText)
                         )
                     words |= tokens(text)
             else:
@@ -383,6 +392,20 @@ def same_place(ctx: SourceContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return ctx.code(a) == ctx.code(b) and owner_of(ctx, a) is owner_of(ctx, b)
 
 
+def references(ctx: SourceContext, node: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
+    """The variables ``node`` reads: names and attribute chains, but not the ``done`` of
+    ``self.done`` nor the keyword of ``f(done=1)``, which are no variable ``done``."""
+    found = []
+    for ref in ctx.descendants(node, m.Name() | m.Attribute()):
+        parent = ctx.parent(ref)
+        if isinstance(parent, cst.Attribute) and parent.attr is ref:
+            continue
+        if isinstance(parent, cst.Arg) and parent.keyword is ref:
+            continue
+        found.append(ref)
+    return found
+
+
 @dataclass(frozen=True)
 class Binding:
     """``target`` (an expression's code) was assigned ``value`` (or bound by ``with value as target``)."""
@@ -408,12 +431,19 @@ def bindings(ctx: SourceContext) -> list[Binding]:
 
 def bound_values(ctx: SourceContext, expr: cst.CSTNode) -> list[cst.BaseExpression]:
     """Values assigned to the variable ``expr`` spells (same function/class), awaits unwrapped."""
-    values = []
-    for binding in _cached(ctx, "bindings", lambda: bindings(ctx)):
-        if same_place(ctx, binding.target, expr):
-            value = binding.value
-            values.append(value.expression if isinstance(value, cst.Await) else value)
-    return values
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+        return []
+    index = _cached(ctx, "bindings", lambda: _binding_index(ctx))
+    return index.get((ctx.code(expr), id(owner_of(ctx, expr))), [])
+
+
+def _binding_index(ctx: SourceContext) -> dict[tuple[str, int], list[cst.BaseExpression]]:
+    index: dict[tuple[str, int], list[cst.BaseExpression]] = {}
+    for binding in bindings(ctx):
+        value = binding.value.expression if isinstance(binding.value, cst.Await) else binding.value
+        key = (ctx.code(binding.target), id(owner_of(ctx, binding.target)))
+        index.setdefault(key, []).append(value)
+    return index
 
 
 _CACHE: WeakKeyDictionary[SourceContext, dict[str, object]] = WeakKeyDictionary()
@@ -432,23 +462,17 @@ def _cached(ctx: SourceContext, key: str, compute: Callable[[], object]):  # noq
 #: Packages whose client constructors take ``max_retries`` and ``timeout`` (Stainless SDKs and
 #: the LangChain wrappers that pass them through).
 SDK_PACKAGES = frozenset(
-    {"anthropic", "openai", "groq", "cerebras", "together", "fireworks", "mistralai", "langchain_anthropic",
-     "langchain_openai"}
+    (
+        "anthropic openai groq cerebras together fireworks mistralai langchain_anthropic langchain_openai"
+    ).split()
 )
 HTTP_PACKAGES = frozenset({"httpx", "httpx2", "requests", "aiohttp"})
 HTTP_CLIENT_CLASSES = frozenset({"Client", "AsyncClient", "Session", "ClientSession"})
-HTTP_VERBS = frozenset({"get", "post", "put", "patch", "delete", "request", "stream", "send", "head", "options"})
+HTTP_VERBS = frozenset("get post put patch delete request stream send head options".split())
 #: The resource path of a model call: ``client.messages.create``, ``client.chat.completions.create``,
 #: ``client.responses.stream``.
 MODEL_RESOURCES = frozenset({"messages", "completions", "responses"})
 MODEL_METHODS = frozenset({"create", "stream", "parse", "acreate"})
-
-
-def package_of(ctx: SourceContext, node: cst.CSTNode) -> str | None:
-    """Top-level package a call/name resolves to (``httpx2`` for ``h.Client`` after ``import httpx2 as h``)."""
-    for name in ctx.qualified_names(node):
-        return name.split(".", 1)[0]
-    return None
 
 
 def qualified_leaf(ctx: SourceContext, node: cst.CSTNode) -> tuple[str, str] | None:
@@ -495,7 +519,8 @@ def is_client(ctx: SourceContext, expr: cst.CSTNode) -> bool:
         return True
     if _annotation_is_client(ctx, expr):
         return True
-    return bool(tokens(leaf_name(expr)) & {"client", "session", "http", "httpx"})
+    name = leaf_name(expr)
+    return bool(name) and _last_word(name) in {"client", "session", "http", "httpx"}
 
 
 def is_model_call(call: cst.CSTNode) -> bool:
@@ -526,7 +551,11 @@ def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     if not isinstance(expr, cst.Call):
         return False
     flag = keyword(expr, "stream")
-    if flag is not None and is_literal(flag.value, "True") and (is_model_call(expr) or is_http_call(ctx, expr)):
+    if (
+        flag is not None
+        and is_literal(flag.value, "True")
+        and (is_model_call(expr) or is_http_call(ctx, expr))
+    ):
         return True
     chain = attribute_chain(expr.func)
     if "with_streaming_response" in chain:
@@ -537,10 +566,20 @@ def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
 
 
 def is_stream_value(ctx: SourceContext, expr: cst.CSTNode) -> bool:
-    """A variable holding a streamed response: bound to a streaming producer, or named for one."""
-    if any(streaming_producer(ctx, value) for value in bound_values(ctx, expr)):
+    """A variable holding a streamed response: bound to a streaming producer, or named for one
+    (``stream``, ``self._raw_stream``, ``failed_response``) and not bound to a file."""
+    values = bound_values(ctx, expr)
+    if any(streaming_producer(ctx, value) for value in values):
         return True
-    return bool(tokens(leaf_name(expr)) & {"stream", "response", "resp", "sse"})
+    if any(
+        isinstance(v, cst.Call) and leaf_name(v.func) in ("open", "_open", "StringIO", "BytesIO")
+        for v in values
+    ):
+        return False
+    name = leaf_name(expr)
+    if not name or name[:1].isupper():  # ``StreamHandler.close(self)``: a class, not a value
+        return False
+    return _last_word(name) in {"stream", "response", "resp", "sse", "eventsource"}
 
 
 # -- stream markers ---------------------------------------------------------------------------
@@ -549,21 +588,25 @@ def is_stream_value(ctx: SourceContext, expr: cst.CSTNode) -> bool:
 #: OpenAI Responses ``response.completed`` (Realtime ``response.done``), Bedrock ``messageStop``,
 #: Cohere ``message-end``/``stream-end``.
 STOP_MARKERS = frozenset(
-    {"message_stop", "[DONE]", "response.completed", "response.done", "messageStop", "message-end", "stream-end"}
+    ("message_stop [DONE] response.completed response.done messageStop message-end stream-end").split()
 )
 #: Event classes of those markers (``anthropic.types.RawMessageStopEvent``...), matched by suffix.
 STOP_EVENT_CLASSES = ("MessageStopEvent", "ResponseCompletedEvent")
 
 #: Events that belong to a streamed response; a function mentioning them handles stream events.
 STREAM_EVENT_MARKERS = frozenset(
-    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
-     "message_stop", "text_delta", "input_json_delta", "contentBlockStart", "contentBlockDelta",
-     "contentBlockStop", "messageStart", "messageStop", "[DONE]"}
+    (
+        "message_start content_block_start content_block_delta content_block_stop message_delta message_stop "
+        "text_delta input_json_delta contentBlockStart contentBlockDelta contentBlockStop messageStart "
+        "messageStop [DONE]"
+    ).split()
 )
-STREAM_EVENT_WORDS = frozenset({"event", "events", "evt", "ev", "chunk", "chunks", "delta", "deltas", "sse"})
+STREAM_EVENT_WORDS = frozenset("event events evt ev chunk chunks delta deltas sse".split())
 
 #: Stop reasons meaning the output limit cut the answer.
-LENGTH_MARKERS = frozenset({"max_tokens", "length", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded"})
+LENGTH_MARKERS = frozenset(
+    {"max_tokens", "length", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded"}
+)
 LENGTH_ENUM_MEMBERS = frozenset({"MAX_TOKENS", "LENGTH", "MAX_OUTPUT_TOKENS"})
 #: Stop reasons of a normal end, used to recognise reason-mapping dicts.
 NORMAL_END_MARKERS = frozenset({"end_turn", "stop", "stop_sequence", "completed", "STOP"})
@@ -617,7 +660,11 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
         method = leaf_name(test.func) if isinstance(test.func, cst.Attribute) else None
         if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value):
             return True
-        if m.matches(test.func, m.Name("isinstance")) and len(test.args) == 2 and _stop_class(ctx, test.args[1].value):
+        if (
+            m.matches(test.func, m.Name("isinstance"))
+            and len(test.args) == 2
+            and _stop_class(ctx, test.args[1].value)
+        ):
             return True
     return None
 
@@ -741,9 +788,11 @@ ASYNC_LIMITS: dict[str, tuple[int, str]] = {
 }
 #: Calls that wait for the next piece of a stream (or for the response itself).
 STREAM_READS = frozenset(
-    {"anext", "__anext__", "read", "readline", "readany", "readchunk", "readuntil", "readexactly", "recv",
-     "receive", "get", "iter_any", "iter_chunked", "iter_lines", "iter_bytes", "iter_text", "aiter_lines",
-     "aiter_bytes", "aiter_text", "aiter_raw", "wait_for_event", "next_event"}
+    (
+        "anext __anext__ read readline readany readchunk readuntil readexactly recv receive get iter_any "
+        "iter_chunked iter_lines iter_bytes iter_text aiter_lines aiter_bytes aiter_text aiter_raw "
+        "wait_for_event next_event"
+    ).split()
 )
 
 
@@ -757,15 +806,25 @@ def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def has_other_timeout(ctx: SourceContext, node: cst.CSTNode) -> bool:
-    """``node`` bounds something with a timeout (``anyio.fail_after``, ``wait_for``, a call with
-    ``timeout=``) and reads no stream: a ``TimeoutError`` there is a tool's or a lock's."""
+#: Calls and attributes of local processes and pipes: a ``BrokenPipeError`` or ``TimeoutError``
+#: around them is a tool's, not the model connection's.
+_PROCESS_MODULES = ("subprocess.", "asyncio.create_subprocess", "os.", "shutil.", "multiprocessing.", "pty.")
+_PROCESS_ATTRIBUTES = frozenset("stdin stdout stderr communicate wait poll kill terminate".split())
+
+
+def guards_something_else(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` reads no stream and visibly waits on something else: a timeout wrapper or a
+    ``timeout=`` call (a tool, a lock), a subprocess or pipe. A ``TimeoutError`` or
+    ``BrokenPipeError`` caught around it is not a dropped model connection."""
     if reads_stream(ctx, node):
         return False
     for call in ctx.descendants(node, m.Call()):
-        if keyword(call, "timeout") is not None or ctx.qualified_names(call) & set(ASYNC_LIMITS):
+        names = ctx.qualified_names(call)
+        if keyword(call, "timeout") is not None or names & set(ASYNC_LIMITS):
             return True
-    return False
+        if any(name.startswith(_PROCESS_MODULES) for name in names) or "open" in {leaf_name(call.func)}:
+            return True
+    return any(n.attr.value in _PROCESS_ATTRIBUTES for n in ctx.descendants(node, m.Attribute()))
 
 
 # -- rewriting helpers ------------------------------------------------------------------------
@@ -778,7 +837,11 @@ def without_element(node: cst.Tuple | cst.List | cst.Set, element: cst.Element) 
         return None
     if node.elements[-1] is element:
         remaining[-1] = remaining[-1].with_changes(comma=element.comma)
-    if isinstance(node, cst.Tuple) and len(remaining) == 1 and remaining[0].comma is cst.MaybeSentinel.DEFAULT:
+    if (
+        isinstance(node, cst.Tuple)
+        and len(remaining) == 1
+        and remaining[0].comma is cst.MaybeSentinel.DEFAULT
+    ):
         remaining[0] = remaining[0].with_changes(comma=cst.Comma())
     return node.with_changes(elements=remaining)
 
@@ -789,19 +852,3 @@ def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if remaining and call.args[-1] is arg:
         remaining[-1] = remaining[-1].with_changes(comma=arg.comma)
     return call.with_changes(args=remaining)
-
-
-def with_arg_value(call: cst.Call, arg: cst.Arg, value: cst.BaseExpression) -> cst.Call:
-    return call.with_changes(args=[a.with_changes(value=value) if a is arg else a for a in call.args])
-
-
-def pass_statement(like: cst.CSTNode | None = None) -> cst.BaseSmallStatement:
-    return cst.Pass()
-
-
-def first(items: Iterable[object]) -> object | None:
-    return next(iter(items), None)
-
-
-def sequence_elements(node: cst.CSTNode) -> Sequence[cst.BaseElement]:
-    return node.elements if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else ()

@@ -80,8 +80,23 @@ def is_literal(node: cst.CSTNode) -> bool:
 
 
 _SKIPPED_FIELDS = frozenset(
-    {"lpar", "rpar", "comma", "semicolon", "colon", "dot", "equal", "first_colon", "second_colon",
-     "leading_lines", "lines_after_decorators", "header", "footer", "newline", "trailing_whitespace"}
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "colon",
+        "dot",
+        "equal",
+        "first_colon",
+        "second_colon",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "newline",
+        "trailing_whitespace",
+    }
 )
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -93,7 +108,8 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     names = _NODE_FIELDS.get(type(node))
     if names is None:
         names = _NODE_FIELDS[type(node)] = tuple(
-            f.name for f in dataclasses.fields(node)
+            f.name
+            for f in dataclasses.fields(node)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
         )
     found: list[cst.CSTNode] = []
@@ -121,54 +137,176 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 #: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
 TOOL_NOUNS = frozenset(
-    {"tool", "tools", "handler", "handlers", "fn", "func", "function", "functions", "callable", "impl",
-     "implementation"}
+    {
+        "tool",
+        "tools",
+        "handler",
+        "handlers",
+        "fn",
+        "func",
+        "function",
+        "functions",
+        "callable",
+        "impl",
+        "implementation",
+    }
 )
-_INVOKE_VERBS = frozenset({"invoke", "ainvoke", "dispatch", "execute", "run", "arun", "call", "acall", "apply"})
+_INVOKE_VERBS = frozenset(
+    {"invoke", "ainvoke", "dispatch", "execute", "run", "arun", "call", "acall", "apply"}
+)
 _CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
 #: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
 _NOT_INVOKING = frozenset(
-    {"get", "find", "lookup", "load", "register", "make", "build", "create", "list", "describe", "resolve",
-     "select", "format", "render", "log", "result", "results", "error", "errors", "message", "messages",
-     "output", "outputs", "response", "schema", "schemas", "definition", "definitions", "calls", "name",
-     "names", "spec", "specs", "param", "params", "choice", "extract", "parse"}
+    {
+        "get",
+        "find",
+        "lookup",
+        "load",
+        "register",
+        "make",
+        "build",
+        "create",
+        "list",
+        "describe",
+        "resolve",
+        "select",
+        "format",
+        "render",
+        "log",
+        "result",
+        "results",
+        "error",
+        "errors",
+        "message",
+        "messages",
+        "output",
+        "outputs",
+        "response",
+        "schema",
+        "schemas",
+        "definition",
+        "definitions",
+        "calls",
+        "name",
+        "names",
+        "spec",
+        "specs",
+        "param",
+        "params",
+        "choice",
+        "extract",
+        "parse",
+    }
 )
 #: Collections that hold the tools the model may call.
 REGISTRY_WORDS = frozenset(
-    {"tools", "tool", "registry", "handlers", "functions", "allowed", "allowlist", "whitelist", "available",
-     "permitted", "enabled", "registered", "known", "toolbox", "toolset", "toolkit", "catalog", "catalogue"}
+    {
+        "tools",
+        "tool",
+        "registry",
+        "handlers",
+        "functions",
+        "allowed",
+        "allowlist",
+        "whitelist",
+        "available",
+        "permitted",
+        "enabled",
+        "registered",
+        "known",
+        "toolbox",
+        "toolset",
+        "toolkit",
+        "catalog",
+        "catalogue",
+    }
 )
 #: Collections that hold tools the model may *not* call (membership refuses).
-DENY_WORDS = frozenset({"disabled", "blocked", "denied", "banned", "blacklist", "denylist", "blocklist", "forbidden"})
-_TOOLISH = frozenset(
-    {"tool", "tools", "function", "functions", "fn", "func", "handler", "handlers", "registry", "toolbox",
-     "toolset", "toolkit"}
+DENY_WORDS = frozenset(
+    {"disabled", "blocked", "denied", "banned", "blacklist", "denylist", "blocklist", "forbidden"}
 )
-#: The arguments the model passed to a tool.
-ARG_WORDS = frozenset({"args", "arguments", "argument", "arg", "kwargs", "params", "parameters", "input", "inputs"})
-#: Words of free text that merely contain ``input``: a REPL line is not a tool's arguments.
-_NOT_ARGS = frozenset({"user", "prompt", "line", "text", "query", "message", "stdin"})
+TOOLISH = frozenset(
+    {
+        "tool",
+        "tools",
+        "function",
+        "functions",
+        "fn",
+        "func",
+        "handler",
+        "handlers",
+        "registry",
+        "toolbox",
+        "toolset",
+        "toolkit",
+    }
+)
 #: Things that say "this branch refuses": error results, refusal reasons.
 _REFUSAL_WORDS = frozenset(
-    {"error", "errors", "err", "unknown", "invalid", "denied", "deny", "refuse", "refused", "refusal",
-     "reject", "rejected", "forbidden", "unauthorized", "unauthorised", "disallowed", "permission",
-     "missing", "cancelled", "canceled", "declined", "abort", "aborted", "fail", "failed", "failure",
-     "required", "unexpected", "violation", "mismatch", "wrong", "unsupported", "illegal", "must", "cannot"}
+    {
+        "error",
+        "errors",
+        "err",
+        "unknown",
+        "invalid",
+        "denied",
+        "deny",
+        "refuse",
+        "refused",
+        "refusal",
+        "reject",
+        "rejected",
+        "forbidden",
+        "unauthorized",
+        "unauthorised",
+        "disallowed",
+        "permission",
+        "missing",
+        "cancelled",
+        "canceled",
+        "declined",
+        "abort",
+        "aborted",
+        "fail",
+        "failed",
+        "failure",
+        "required",
+        "unexpected",
+        "violation",
+        "mismatch",
+        "wrong",
+        "unsupported",
+        "illegal",
+        "must",
+        "cannot",
+    }
 )
 _NEGATED = re.compile(r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b", re.I)
 #: Function/class/parameter words that put a function in charge of tool calls.
-TOOL_CONTEXT_WORDS = _CALLER_NOUNS | {"call", "calls", "dispatch", "execute", "invoke"}
+#: (``dispatch``/``execute``/``invoke`` alone name event dispatchers and database cursors too.)
+TOOL_CONTEXT_WORDS = _CALLER_NOUNS | {"call", "calls"}
 
 
 # -- constructs with named fields -------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Fields:
-    """A dict literal, ``dict(...)`` call or constructor call read as field name -> value node."""
+    """A dict literal, ``dict(...)`` call or constructor call read as field name -> value nodes.
+
+    A dict literal bound to a name also owns the keys assigned into it afterwards in the same
+    function (``response = {"type": "tool_result", ...}`` then ``response["content"] = out``).
+    """
 
     node: cst.Dict | cst.Call
-    values: dict[str, cst.BaseExpression]
-    owners: dict[str, cst.CSTNode] = field(default_factory=dict)  # the DictElement/Arg of each field
+    values: dict[str, list[cst.BaseExpression]]
+
+    def first(self, key: str) -> cst.BaseExpression | None:
+        found = self.values.get(key)
+        return found[0] if found else None
+
+    def all(self, key: str | None) -> list[cst.BaseExpression]:
+        return list(self.values.get(key, ())) if key else []
 
 
 def _class_fields(ctx: SourceContext) -> dict[str, list[str]]:
@@ -199,39 +337,84 @@ def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
     if name[:1].isupper() or (name == "dict" and "builtins.dict" in ctx.qualified_names(call)):
         return True
     parts = words(name)
-    return bool(parts & {"result", "output", "message"}) and bool(parts & (TOOL_NOUNS | {"call"})) and not (
-        parts & {"log", "record", "emit", "trace", "print", "debug", "info", "warn", "warning", "send"}
+    return (
+        bool(parts & {"result", "output", "message"})
+        and bool(parts & (TOOL_NOUNS | {"call"}))
+        and not (
+            parts & {"log", "record", "emit", "trace", "print", "debug", "info", "warn", "warning", "send"}
+        )
     )
+
+
+def _key_writes(ctx: SourceContext, scope: cst.CSTNode) -> dict[tuple[str, str], list[cst.BaseExpression]]:
+    """``name["key"] = value`` assignments in one function (or module), by (name, key)."""
+
+    def compute() -> dict[tuple[str, str], list[cst.BaseExpression]]:
+        found: dict[tuple[str, str], list[cst.BaseExpression]] = {}
+        for node in walk(scope):
+            if not isinstance(node, cst.Assign):
+                continue
+            for target in (t.target for t in node.targets):
+                if (
+                    isinstance(target, cst.Subscript)
+                    and isinstance(target.value, cst.Name)
+                    and len(target.slice) == 1
+                ):
+                    index = target.slice[0].slice
+                    key = string_value(index.value) if isinstance(index, cst.Index) else None
+                    if key is not None:
+                        found.setdefault((target.value.value, key), []).append(node.value)
+        return found
+
+    return ctx.cached(("tools", "key_writes", id(scope)), compute)
+
+
+def _bound_name(ctx: SourceContext, node: cst.CSTNode) -> str | None:
+    parent = ctx.parent(node)
+    if (
+        isinstance(parent, cst.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+    ):
+        return parent.targets[0].target.value
+    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
 
 
 def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
     """Read ``node`` as named fields, or None if it is neither a dict literal nor a constructor."""
-    values: dict[str, cst.BaseExpression] = {}
-    owners: dict[str, cst.CSTNode] = {}
+    values: dict[str, list[cst.BaseExpression]] = {}
     if isinstance(node, cst.Dict):
         for element in node.elements:
             key = string_value(element.key) if isinstance(element, cst.DictElement) else None
             if key is not None:
-                values[key], owners[key] = element.value, element
-        return Fields(node, values, owners) if values else None
+                values.setdefault(key, []).append(element.value)
+        name = _bound_name(ctx, node)
+        if name is not None:
+            scope = ctx.enclosing_function(node) or ctx.module
+            for (written, key), assigned in _key_writes(ctx, scope).items():
+                if written == name:
+                    values.setdefault(key, []).extend(assigned)
+        return Fields(node, values) if values else None
     if not isinstance(node, cst.Call) or not is_constructor(ctx, node):
         return None
     positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
     if positional:
         name = node.func.value if isinstance(node.func, cst.Name) else None
         declared = _class_fields(ctx).get(name or "", [])
-        for arg, declared_name in zip(positional, declared):
-            values[declared_name], owners[declared_name] = arg.value, arg
+        for arg, declared_name in zip(positional, declared, strict=False):
+            values[declared_name] = [arg.value]
     for arg in node.args:
         if arg.keyword is not None:
-            values[arg.keyword.value], owners[arg.keyword.value] = arg.value, arg
-    return Fields(node, values, owners) if values else None
+            values[arg.keyword.value] = [arg.value]
+    return Fields(node, values) if values else None
 
 
 # -- tool results -----------------------------------------------------------------------------
 
 _PAYLOAD_KEYS = frozenset({"content", "output", "result", "is_error", "isError"})
-ERROR_FLAG_KEYS = frozenset({"is_error", "isError"})
+ERROR_FLAG_KEYS = ("is_error", "isError")
 
 
 @dataclass(frozen=True)
@@ -248,16 +431,16 @@ class ToolResult:
         return self.fields.node
 
     @property
-    def id(self) -> cst.BaseExpression | None:
-        return self.fields.values.get(self.id_key) if self.id_key else None
+    def ids(self) -> list[cst.BaseExpression]:
+        return self.fields.all(self.id_key)
 
     @property
-    def content(self) -> cst.BaseExpression | None:
-        return self.fields.values.get(self.content_key) if self.content_key else None
+    def contents(self) -> list[cst.BaseExpression]:
+        return self.fields.all(self.content_key)
 
     @property
-    def error_flag(self) -> cst.BaseExpression | None:
-        return next((self.fields.values[k] for k in ERROR_FLAG_KEYS if k in self.fields.values), None)
+    def error_flags(self) -> list[cst.BaseExpression]:
+        return [value for key in ERROR_FLAG_KEYS for value in self.fields.all(key)]
 
     @property
     def label(self) -> str:
@@ -270,15 +453,16 @@ class ToolResult:
         }[self.dialect]
 
 
-def _classify(ctx: SourceContext, fields: Fields) -> ToolResult | None:
-    values = fields.values
-    kind, role = string_value(values.get("type")), string_value(values.get("role"))
-    payload = bool(_PAYLOAD_KEYS & values.keys())
-    if kind == "tool_result" or (kind is None and role is None and "tool_use_id" in values and payload):
+def _classify(fields: Fields) -> ToolResult | None:
+    keys = fields.values.keys()
+    kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
+    plain = kind is None and role is None
+    payload = bool(_PAYLOAD_KEYS & keys)
+    if kind == "tool_result" or (plain and "tool_use_id" in keys and payload):
         return ToolResult(fields, "anthropic", "tool_use_id", "content")
-    if kind == "function_call_output" or (kind is None and role is None and {"call_id", "output"} <= values.keys()):
+    if kind == "function_call_output" or (plain and {"call_id", "output"} <= keys):
         return ToolResult(fields, "responses", "call_id", "output")
-    if role == "tool" or (kind is None and role is None and "tool_call_id" in values and payload):
+    if role == "tool" or (plain and "tool_call_id" in keys and payload):
         return ToolResult(fields, "openai", "tool_call_id", "content")
     if role == "function":
         return ToolResult(fields, "function", None, "content")
@@ -288,16 +472,14 @@ def _classify(ctx: SourceContext, fields: Fields) -> ToolResult | None:
 
 
 def tool_results(ctx: SourceContext) -> list[ToolResult]:
-    """Every tool result construct in the file, in document order."""
+    """Every tool result construct in the file (outside test functions), in document order."""
 
     def compute() -> list[ToolResult]:
         found = []
         for node in ctx.findall(m.OneOf(m.Dict(), m.Call())):
-            if in_test(ctx, node):
-                continue
             fields = fields_of(ctx, node)
-            result = _classify(ctx, fields) if fields else None
-            if result is not None:
+            result = _classify(fields) if fields else None
+            if result is not None and not in_test(ctx, node):
                 found.append(result)
         return found
 
@@ -311,9 +493,9 @@ def text_values(ctx: SourceContext, node: cst.CSTNode) -> list[cst.BaseExpressio
     for candidate in walk(node):
         if isinstance(candidate, (cst.Dict, cst.Call)):
             fields = fields_of(ctx, candidate)
-            kind = string_value(fields.values.get("type")) if fields else None
-            if fields and kind in ("text", "input_text", "output_text") and "text" in fields.values:
-                found.append(fields.values["text"])
+            kind = string_value(fields.first("type")) if fields else None
+            if fields and kind in ("text", "input_text", "output_text"):
+                found.extend(fields.all("text"))
     return found
 
 
@@ -345,6 +527,7 @@ def local_values(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]
 
 # -- tool invocation and tool context ---------------------------------------------------------
 
+
 def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
     """``TOOLS[name](**args)``, ``handler(args)``, ``spec.fn(...)``, ``run_tool(...)``,
     ``session.call_tool(...)``, ``tool.invoke(...)``, ``self.registry.execute(...)``."""
@@ -374,20 +557,27 @@ def in_tool_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` sits in code that handles tool calls: a function or class named for it
     (``run_tool``, ``Executor``, ``dispatch``), taking a tool call (``tool_call``, ``spec``), or
     invoking a tool / building a tool result itself."""
-    for owner in ctx.ancestors(node):
-        if isinstance(owner, cst.ClassDef) and words(owner.name.value) & TOOL_CONTEXT_WORDS:
+    return any(_handles_tools(ctx, owner) for owner in ctx.ancestors(node) if isinstance(owner, _DEFS))
+
+
+_DEFS = (cst.FunctionDef, cst.ClassDef)
+
+
+def _handles_tools(ctx: SourceContext, owner: cst.FunctionDef | cst.ClassDef) -> bool:
+    def compute() -> bool:
+        if not owner.name.value.startswith("__") and words(owner.name.value) & TOOL_CONTEXT_WORDS:
             return True
-        if isinstance(owner, cst.FunctionDef):
-            if words(owner.name.value) & TOOL_CONTEXT_WORDS or node_words(ctx, owner.params) & TOOL_CONTEXT_WORDS:
-                return True
-            if invokes_tool(ctx, owner.body) or any(
-                ctx.enclosing_function(result.node) is owner for result in tool_results(ctx)
-            ):
-                return True
-    return False
+        if isinstance(owner, cst.ClassDef):
+            return False
+        if node_words(ctx, owner.params) & TOOL_CONTEXT_WORDS or invokes_tool(ctx, owner.body):
+            return True
+        return any(ctx.enclosing_function(result.node) is owner for result in tool_results(ctx))
+
+    return ctx.cached(("tools", "handles_tools", id(owner)), compute)
 
 
 # -- guards -----------------------------------------------------------------------------------
+
 
 def guard_of(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.CSTNode, bool] | None:
     """The ``if``/``assert``/conditional expression whose test ``operand`` is a leaf of, and
@@ -496,7 +686,9 @@ def bypass(ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False
 
 def in_test(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """Inside a pytest test function: its asserts and expected values are not agent code."""
-    return any(isinstance(a, cst.FunctionDef) and a.name.value.startswith("test") for a in ctx.ancestors(node))
+    return any(
+        isinstance(a, cst.FunctionDef) and a.name.value.startswith("test") for a in ctx.ancestors(node)
+    )
 
 
 def guards(ctx: SourceContext) -> list[cst.If | cst.Assert | cst.IfExp]:
@@ -510,10 +702,14 @@ def guards(ctx: SourceContext) -> list[cst.If | cst.Assert | cst.IfExp]:
 
 def guard_operands(ctx: SourceContext) -> list[cst.BaseExpression]:
     """Every leaf of every guard's test (see :func:`guards`), in document order."""
-    return ctx.cached(("tools", "guard_operands"), lambda: [leaf for g in guards(ctx) for leaf in guard_leaves(g.test)])
+    return ctx.cached(
+        ("tools", "guard_operands"), lambda: [leaf for g in guards(ctx) for leaf in guard_leaves(g.test)]
+    )
 
 
-def assigned_from(ctx: SourceContext, name: cst.Name, predicate: Callable[[cst.BaseExpression], bool]) -> bool:
+def assigned_from(
+    ctx: SourceContext, name: cst.Name, predicate: Callable[[cst.BaseExpression], bool]
+) -> bool:
     """Whether ``name`` is assigned, in its function, from a value satisfying ``predicate``."""
     return any(predicate(value) for value in local_values(ctx, name))
 
@@ -522,62 +718,184 @@ def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
     return (n for n in walk(node) if isinstance(n, cst.Name))
 
 
+# -- tool names and tool collections ----------------------------------------------------------
+
+_TOOL_NAME_WORDS = frozenset({"name", "tool", "function", "fn", "func", "toolname", "called", "requested"})
+#: The head noun (last word) of a collection of tools: ``ALLOWED_TOOLS``, ``self._handlers``,
+#: ``TOOL_REGISTRY``, ``available_functions``, ``allowlist``; deny-lists too (``BLOCKED_TOOLS``).
+_COLLECTION_HEADS = frozenset(
+    {"tools", "registry", "handlers", "functions", "allowlist", "whitelist", "toolbox", "toolset", "toolkit",
+     "catalog", "catalogue", "allowed", "permitted", "enabled", "available", "registered", "denylist",
+     "blacklist", "blocklist", "disabled", "blocked", "forbidden"}
+)
+#: ... or a mapping named for tools: ``tool_map``, ``TOOLS_BY_NAME``, ``function_table``.
+_MAPPING_HEADS = frozenset({"map", "mapping", "dict", "table", "index", "lookup", "name", "names", "by", "set", "list"})
+_UNWRAP_CALLS = frozenset({"keys", "values", "items", "copy", "set", "list", "frozenset", "sorted", "tuple"})
+
+
+def ordered_words(name: str) -> list[str]:
+    return [part for part in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if part]
+
+
+def names_tool(expr: cst.BaseExpression) -> bool:
+    """The requested tool's name (or the tool): ``name``, ``block.name``, ``tc.function.name``,
+    ``call["name"]``, ``tool_name``, ``fn_name`` -- not ``user.name``'s owner, ``__name__``,
+    ``managed_agent_class_name`` or a string literal."""
+    leaf = leaf_name(expr)
+    if not leaf or leaf.startswith("__") or is_literal(expr):
+        return False
+    found = words(leaf)
+    return bool(found) and found <= _TOOL_NAME_WORDS
+
+
+def is_tool_collection(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """A collection of tools by its head noun (see ``_COLLECTION_HEADS``), looking through
+    ``.keys()``, ``set(...)`` and comprehensions: ``{t.name for t in self.tools}`` counts."""
+    for _ in range(4):
+        if isinstance(expr, cst.Call) and expr.args and final_name(expr) in _UNWRAP_CALLS:
+            expr = expr.args[0].value if isinstance(expr.func, cst.Name) else expr
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and final_name(expr) in _UNWRAP_CALLS:
+            expr = expr.func.value
+        elif isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            expr = expr.for_in.iter
+        else:
+            break
+    leaf = leaf_name(expr)
+    if not leaf:
+        return False
+    parts = ordered_words(leaf)
+    return bool(parts) and (
+        parts[-1] in _COLLECTION_HEADS or (parts[-1] in _MAPPING_HEADS and bool(set(parts) & TOOLISH))
+    )
+
+
 # -- tool arguments and their validation -----------------------------------------------------
 
-_VALIDATE_WORDS = frozenset(
-    {"validate", "validates", "validation", "validator", "valid", "violation", "violations", "conforms", "verify"}
+#: Names of a tool call's arguments: ``args``, ``arguments``, ``call.input``, ``tool_input``,
+#: ``fn_kwargs``, ``parsed_args``, ``arguments_pre_parsed`` -- arguments words plus at most these.
+_ARG_LEAVES = frozenset({"args", "arguments", "argument", "arg", "kwargs", "params", "input"})
+_ARG_MODIFIERS = frozenset(
+    {"tool", "call", "function", "fn", "func", "raw", "parsed", "validated", "json", "pre", "kw", "the", "llm",
+     "model", "str", "dict", "obj", "named", "action", "step", "clean", "cleaned", "new", "all"}
 )
-_CHECK_SUBJECTS = ARG_WORDS | {"schema", "required", "types"}
+_READS = frozenset({"get", "pop", "items", "values", "keys", "copy", "setdefault"})
+_VALIDATE_WORDS = frozenset(
+    {"validate", "validates", "validation", "validator", "valid", "violation", "violations", "conforms", "verify",
+     "check"}
+)
 #: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
 PYDANTIC_VALIDATORS = frozenset(
     {"model_validate", "model_validate_json", "parse_obj", "parse_raw", "validate_python", "validate_json"}
 )
 
 
-def mentions_arguments(ctx: SourceContext, expr: cst.CSTNode) -> bool:
-    """``args``, ``call.input``, ``tc.function.arguments``, ``kwargs["city"]`` -- but not
-    ``user_input``: free text merely named like an input is not a tool's arguments."""
-    found = node_words(ctx, expr)
-    hits = found & ARG_WORDS
-    return bool(hits) and not (hits <= {"input", "inputs"} and found & _NOT_ARGS)
+def is_argument_name(name: str | None) -> bool:
+    """``args``, ``tool_input``, ``fn_kwargs``, ``arguments_pre_parsed``, ``params`` -- not
+    ``input_content``, ``signature.parameters`` (a schema's or a signature's parameters are not
+    values) or ``__args__``."""
+    if not name or name.startswith("__"):
+        return False
+    found = words(name)
+    return bool(found & _ARG_LEAVES) and found <= _ARG_LEAVES | _ARG_MODIFIERS
+
+
+def _names_arguments(ctx: SourceContext, node: cst.CSTNode, name: str | None) -> bool:
+    """``params`` is also what JSON-RPC and HTTP call their request data: it names a tool's
+    arguments only in tool-handling code."""
+    if not is_argument_name(name):
+        return False
+    return bool(words(name or "") & (_ARG_LEAVES - {"params"})) or in_tool_context(ctx, node)
+
+
+def leaf_name(expr: cst.BaseExpression) -> str | None:
+    """``call["input"]`` -> ``input``; ``tc.function.name`` -> ``name``; ``get_name()`` -> ``get_name``."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return string_value(expr.slice[0].slice.value)
+    return final_name(expr)
+
+
+def mentions_arguments(ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether ``expr`` reads the tool call's arguments: ``args``, ``call.input``,
+    ``tc.function.arguments``, ``args["city"]``, ``arguments.get(key)``, ``json.loads(raw_args)``,
+    ``kwargs or {}``, or a local bound to one of those. The *result* of a call that merely takes
+    the arguments (``run(args)``) is not the arguments."""
+    if depth > 3:
+        return False
+    if isinstance(expr, cst.Await):
+        return mentions_arguments(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.BooleanOperation):
+        return mentions_arguments(ctx, expr.left, depth + 1)
+    if isinstance(expr, cst.IfExp):
+        return mentions_arguments(ctx, expr.body, depth + 1) or mentions_arguments(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, cst.Call):
+        name = final_name(expr)
+        if isinstance(expr.func, cst.Attribute) and name in _READS:
+            return mentions_arguments(ctx, expr.func.value, depth + 1)
+        if name in ("loads", "dict", "deepcopy") and expr.args:
+            return mentions_arguments(ctx, expr.args[0].value, depth + 1)
+        return False
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        return _names_arguments(ctx, expr, leaf_name(expr)) or mentions_arguments(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.Name):
+        return _names_arguments(ctx, expr, expr.value) or any(
+            mentions_arguments(ctx, value, depth + 1) for value in local_values(ctx, expr) if value is not expr
+        )
+    return False
 
 
 def from_arguments(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """Whether ``expr`` is, or was read from, the tool's arguments: ``key`` in
-    ``for key, value in arguments.items()`` and ``city = args["city"]`` count."""
+    """Whether ``expr`` is, or was read from, the tool's arguments; loop variables count:
+    ``key`` and ``value`` in ``for key, value in arguments.items()``."""
     if mentions_arguments(ctx, expr):
         return True
     if not isinstance(expr, cst.Name):
         return False
     scope = ctx.enclosing_function(expr) or ctx.module
-    for loop in walk(scope):
-        if isinstance(loop, (cst.For, cst.CompFor)) and mentions_arguments(ctx, loop.iter):
-            if any(n.value == expr.value for n in names_in(loop.target)):
-                return True
-    return any(mentions_arguments(ctx, value) for value in local_values(ctx, expr))
+    return any(
+        isinstance(loop, (cst.For, cst.CompFor))
+        and any(n.value == expr.value for n in names_in(loop.target))
+        and mentions_arguments(ctx, loop.iter)
+        for loop in walk(scope)
+    )
 
 
 def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
-    """``jsonschema.validate(args, schema)``, ``validator.is_valid(args)``, ``validate_args(...)``,
-    ``schema_violation(schema, call.input)``, ``check_arguments(...)`` -- a check of the tool's
-    arguments. ``validate_config(config)`` is not: neither its name nor its input is arguments."""
+    """``jsonschema.validate(args, schema)``, ``validator.is_valid(call.input)``,
+    ``validate_args(spec, payload)``, ``schema_violation(schema, arguments)``,
+    ``check_arguments(...)`` -- a check *of the tool's arguments*: its name validates and it is
+    given the arguments (or is named for them and given something). ``validate_config(config)``,
+    ``self.validate_arguments()`` (a definition checking itself) and ``validate_tool_result(...)``
+    are not."""
     name = final_name(call)
-    if not name or name in PYDANTIC_VALIDATORS:
+    if not name or name in PYDANTIC_VALIDATORS or not call.args:
         return False
     own = words(name)
-    validating = own & _VALIDATE_WORDS or ("check" in own and own & _CHECK_SUBJECTS) or (
-        "errors" in own and node_words(ctx, call.func) & {"validator", "schema"}
-    )
-    if not validating:
+    if not (own & _VALIDATE_WORDS or ("errors" in own and node_words(ctx, call.func) & {"validator", "schema"})):
         return False
-    return bool(own & _CHECK_SUBJECTS) or any(from_arguments(ctx, arg.value) for arg in call.args)
+    if own & _INVOKE_VERBS:  # ``call_fn_with_arg_validation(...)`` runs the tool, it does not only check
+        return False
+    if "check" in own and not own & (_ARG_LEAVES | {"schema", "required", "types", "args"}):
+        return False
+    return bool(own & _ARG_LEAVES) or any(from_arguments(ctx, arg.value) for arg in call.args)
 
 
 # -- edits ------------------------------------------------------------------------------------
 
 _ATOMS = (
-    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.FormattedString, cst.List,
-    cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Integer, cst.Float,
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.SimpleString,
+    cst.FormattedString,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.Integer,
+    cst.Float,
 )
 
 
@@ -616,6 +934,13 @@ def empty_like(expr: cst.BaseExpression) -> cst.BaseExpression | None:
         return cst.List([])
     if isinstance(expr, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation)):
         return cst.SimpleString('""')
-    if isinstance(expr, cst.Call) and final_name(expr) in ("str", "repr", "dumps", "format", "format_exc", "join"):
+    if isinstance(expr, cst.Call) and final_name(expr) in (
+        "str",
+        "repr",
+        "dumps",
+        "format",
+        "format_exc",
+        "join",
+    ):
         return cst.SimpleString('""')
     return None

@@ -18,45 +18,54 @@ from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     FALSE,
     TRUE,
+    bound_values,
     condition_leaves,
     condition_sites,
     fails,
+    is_model_call,
     leaf_name,
     negated,
-    bound_values,
-    is_model_call,
-    streaming_producer,
     parameters,
     raised_names,
     root_name,
     single_comparison,
+    streaming_producer,
     tokens,
 )
 
 #: Fields only a model response has (OpenAI ``choices``/``tool_calls``/``output_text``, Gemini
 #: ``candidates``, Anthropic tool ``tool_use`` blocks, LangChain ``generations``).
 RESPONSE_FIELDS = frozenset(
-    {"choices", "candidates", "tool_calls", "tool_uses", "tool_use", "function_call", "output_text",
-     "content_blocks", "generations"}
+    (
+        "choices candidates tool_calls tool_uses tool_use function_call output_text content_blocks "
+        "generations"
+    ).split()
 )
 #: Field and variable words a response shares with other data (``content``, ``text``...): they
 #: count only with other evidence that the value came from a model.
 CONTENT_WORDS = frozenset(
-    {"content", "contents", "text", "texts", "output", "outputs", "parts", "blocks", "completion", "answer",
-     "reply", "choices", "candidates", "calls", "uses"}
+    (
+        "content contents text texts output outputs parts blocks completion answer reply choices candidates "
+        "calls uses"
+    ).split()
 )
 #: Words of variables/classes holding a model reply, and of errors that talk about one.
 RESPONSE_WORDS = frozenset(
-    {"message", "msg", "response", "resp", "completion", "reply", "choice", "chunk", "chunks",
-     "event", "events", "final", "assistant", "answer", "model", "llm", "turn", "assembled", "generation",
-     "candidate", "output", "stream", "delta", "deltas", "blocks", "choices", "json"}
+    (
+        "message msg response resp completion reply choice chunk chunks event events final assistant answer "
+        "model llm turn assembled generation candidate output stream delta deltas blocks choices json"
+    ).split()
 )
 #: Words of an error about bad input (``"content is required"``, ``"must contain one item"``).
-VALIDATION_WORDS = frozenset({"must", "required", "invalid", "unsupported", "missing", "expected"})
+VALIDATION_WORDS = frozenset(
+    ("must required invalid unsupported missing expected user argument arguments").split()
+)
 #: Roots of request-side data: an empty prompt or message list is an input error, not this bug.
 REQUEST_WORDS = frozenset(
-    {"request", "req", "prompt", "prompts", "params", "kwargs", "args", "config", "settings", "options",
-     "user", "input", "inputs", "query", "arguments", "messages", "payload"}
+    (
+        "request req prompt prompts params kwargs args config settings options user input inputs query "
+        "arguments messages payload"
+    ).split()
 )
 _EMPTY_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.SimpleString)
 
@@ -183,7 +192,11 @@ class AcceptEmptyResponse(Operator):
         for node in ctx.nodes(cst.Assert):
             present = [leaf for leaf in condition_leaves(node.test) if _response_data(ctx, leaf, None)]
             if len(present) == len(list(condition_leaves(node.test))):
-                yield Mutation(node.test, TRUE, f"assertion `{ctx.code(node.test)}` that the response is not empty removed")
+                yield Mutation(
+                    node.test,
+                    TRUE,
+                    f"assertion `{ctx.code(node.test)}` that the response is not empty removed",
+                )
 
 
 def _empty_test(ctx: SourceContext, test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
@@ -219,7 +232,7 @@ def _response_data(ctx: SourceContext, expr: cst.BaseExpression, body: cst.BaseS
     raised = raised_names(body) if body is not None else set()
     if raised & VALIDATION_WORDS:
         return False
-    if isinstance(expr, cst.Name) and root in parameters(ctx.enclosing_function(expr)):
+    if leaf_name(expr) == root and root in parameters(ctx.enclosing_function(expr)):
         return "empty" in raised and bool(raised & RESPONSE_WORDS)
     if raised & (RESPONSE_WORDS - {"json"}):
         return True

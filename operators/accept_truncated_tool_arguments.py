@@ -27,21 +27,22 @@ from operators._streams import (
 #: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
 #: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).
 ARGUMENT_WORDS = frozenset(
-    {"arguments", "argument", "args", "arg", "partial", "tool", "tools", "function", "params", "parameters",
-     "input"}
+    ("arguments argument args arg partial tool tools function params parameters input").split()
 )
 EMPTY = cst.Dict(elements=[])
 
 
 class AcceptTruncatedToolArguments(Operator):
     name = "accept-truncated-tool-arguments"
-    description = "Tool-call arguments that are not complete JSON are accepted as {} instead of failing."
+    description = (
+        "Tool-call arguments that are not complete JSON are accepted as {} instead of failing the turn."
+    )
     failure = (
         "A tool call cut mid-arguments (stream dropped, max_tokens) runs with {} instead of failing the "
         "turn: the tool does something the model never asked for, and the retry never happens."
     )
     hint = (
-        "Script a tool_use whose input_json_delta stops mid-object (e.g. '{\"city\": \"Par') and assert "
+        'Script a tool_use whose input_json_delta stops mid-object (e.g. \'{"city": "Par\') and assert '
         "the tool was not executed and the turn failed or was retried."
     )
     examples = (
@@ -113,7 +114,7 @@ class AcceptTruncatedToolArguments(Operator):
                 "    try:\n"
                 "        return await search(SearchArgs.model_validate_json(call.arguments))\n"
                 "    except ValidationError:\n"
-                "        return await search({})\n"
+                "        return await search(SearchArgs.model_construct())\n"
             ),
             note="async, pydantic model validated from the raw arguments",
         ),
@@ -154,14 +155,28 @@ class AcceptTruncatedToolArguments(Operator):
             line = ctx.enclosing(call, cst.SimpleStatementLine)
             if line is None or ctx.enclosing(call, (cst.Lambda, cst.CompFor)) is not None:
                 continue
-            fallback = line.deep_replace(call, EMPTY)
+            lenient = _lenient_value(call)
+            fallback = line.deep_replace(call, lenient)
+            accepted = f"unparseable tool arguments become {ctx.module.code_for_node(lenient)}"
             handlers = _decode_handlers(ctx, line)
             if handlers is None:
-                yield Mutation(line, _lenient_try(line, fallback), "unparseable tool arguments become {}")
+                yield Mutation(
+                    line, _lenient_try(line, fallback), f"{accepted}: the parse error is swallowed"
+                )
                 continue
             for handler in handlers:
                 for statement in _failing_statements(handler):
-                    yield Mutation(statement, fallback, "unparseable tool arguments become {} instead of an error")
+                    yield Mutation(statement, fallback, f"{accepted} instead of failing the turn")
+
+
+def _lenient_value(call: cst.Call) -> cst.BaseExpression:
+    """What a lenient parser returns for text it cannot read: ``{}`` from ``json.loads``, an
+    unvalidated, empty model from ``Model.model_validate_json`` (``Model.model_construct()``)."""
+    method = leaf_name(call.func)
+    if isinstance(call.func, cst.Attribute) and method in ("model_validate_json", "parse_raw"):
+        construct = "model_construct" if method == "model_validate_json" else "construct"
+        return cst.Call(func=cst.Attribute(value=call.func.value, attr=cst.Name(construct)))
+    return EMPTY
 
 
 def _parses_tool_arguments(ctx: SourceContext, call: cst.Call) -> bool:
@@ -175,7 +190,12 @@ def _parses_tool_arguments(ctx: SourceContext, call: cst.Call) -> bool:
     words = {w for n in ctx.descendants(call.args[0].value, m.Name() | m.SimpleString()) for w in _words(n)}
     parent = ctx.parent(call)
     if isinstance(parent, cst.Assign):
-        words |= {w for t in parent.targets for n in ctx.descendants(t, m.Name() | m.SimpleString()) for w in _words(n)}
+        words |= {
+            w
+            for t in parent.targets
+            for n in ctx.descendants(t, m.Name() | m.SimpleString())
+            for w in _words(n)
+        }
     if leaf_name(call.func) in PYDANTIC_JSON_PARSERS:
         words |= tokens(leaf_name(call.func.value)) if isinstance(call.func, cst.Attribute) else set()
     return bool(words & ARGUMENT_WORDS)
@@ -203,7 +223,9 @@ def _decode_handlers(ctx: SourceContext, line: cst.SimpleStatementLine) -> list[
 def _catches_decode_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    types = (
+        [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    )
     return any(ctx.qualified_names(t) & DECODE_ERROR_CATCHERS for t in types)
 
 
@@ -213,7 +235,8 @@ def _failing_statements(handler: cst.ExceptHandler) -> Iterator[cst.SimpleStatem
         return
     for line in handler.body.body:
         if isinstance(line, cst.SimpleStatementLine) and any(
-            isinstance(s, (cst.Raise, cst.Return, cst.Continue, cst.Break)) for s in statements(cst.IndentedBlock([line]))
+            isinstance(s, (cst.Raise, cst.Return, cst.Continue, cst.Break))
+            for s in statements(cst.IndentedBlock([line]))
         ):
             yield line
 
@@ -223,7 +246,10 @@ def _lenient_try(line: cst.SimpleStatementLine, fallback: cst.SimpleStatementLin
     ``ValidationError`` are both ``ValueError``s)."""
     return cst.Try(
         body=cst.IndentedBlock([line.with_changes(leading_lines=[])]),
-        handlers=[cst.ExceptHandler(body=cst.IndentedBlock([fallback.with_changes(leading_lines=[])]),
-                                    type=cst.Name("ValueError"))],
+        handlers=[
+            cst.ExceptHandler(
+                body=cst.IndentedBlock([fallback.with_changes(leading_lines=[])]), type=cst.Name("ValueError")
+            )
+        ],
         leading_lines=line.leading_lines,
     )

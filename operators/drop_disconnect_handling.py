@@ -16,15 +16,18 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import has_other_timeout, transport_error_name, without_element
+from operators._streams import guards_something_else, transport_error_name, without_element
 
 #: What a handler that lost its only type catches instead: the empty tuple, which compiles in
 #: every Python version, never matches any exception, and reads as "catches nothing" in a diff
 #: (a fresh ``type(...)`` class would also never match but hides the intent in noise).
 NOTHING = cst.Tuple(elements=[])
-#: Timeouts that are as often a tool's or a lock's as a connection's.
-AMBIGUOUS_TIMEOUTS = frozenset(
-    {"builtins.TimeoutError", "asyncio.TimeoutError", "asyncio.exceptions.TimeoutError"}
+#: Builtins raised as often by a tool, a lock or a pipe as by the model connection.
+AMBIGUOUS = frozenset(
+    (
+        "builtins.TimeoutError asyncio.TimeoutError asyncio.exceptions.TimeoutError builtins.BrokenPipeError "
+        "builtins.ConnectionResetError builtins.ConnectionError"
+    ).split()
 )
 
 
@@ -162,7 +165,7 @@ class DropDisconnectHandling(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        for handler in ctx.findall(m.ExceptHandler(type=m.DoNotCare()) | m.ExceptStarHandler()):
+        for handler in ctx.findall(m.ExceptHandler()) + ctx.findall(m.ExceptStarHandler()):
             if handler.type is None or _only_reraises(ctx, handler):
                 continue
             caught = handler.type
@@ -176,20 +179,27 @@ class DropDisconnectHandling(Operator):
                     yield from _tuple_mutations(ctx, value, None)
 
 
-def _transport_error(ctx: SourceContext, expr: cst.BaseExpression, guarded: cst.BaseSuite | None) -> str | None:
-    """The transport error ``expr`` names. A bare ``TimeoutError`` counts unless the guarded code
-    visibly times out something that is not a stream (a tool under ``anyio.fail_after``...)."""
+def _transport_error(
+    ctx: SourceContext, expr: cst.BaseExpression, guarded: cst.BaseSuite | None
+) -> str | None:
+    """The transport error ``expr`` names. A builtin such as ``TimeoutError`` or
+    ``BrokenPipeError`` counts unless the guarded code visibly waits on something that is not
+    a stream (a tool under ``anyio.fail_after``, a subprocess's pipe)."""
     name = transport_error_name(ctx, expr)
-    if name in AMBIGUOUS_TIMEOUTS and guarded is not None and has_other_timeout(ctx, guarded):
+    if name in AMBIGUOUS and guarded is not None and guards_something_else(ctx, guarded):
         return None
     return name
 
 
-def _tuple_mutations(ctx: SourceContext, caught: cst.Tuple, guarded: cst.BaseSuite | None) -> Iterator[Mutation]:
+def _tuple_mutations(
+    ctx: SourceContext, caught: cst.Tuple, guarded: cst.BaseSuite | None
+) -> Iterator[Mutation]:
     for element in caught.elements:
         name = _transport_error(ctx, element.value, guarded)
         if name is not None:
-            yield Mutation(caught, without_element(caught, element) or NOTHING, f"except no longer catches {name}")
+            yield Mutation(
+                caught, without_element(caught, element) or NOTHING, f"except no longer catches {name}"
+            )
 
 
 def _module_tuples_named(ctx: SourceContext, name: str) -> Iterator[cst.Tuple]:

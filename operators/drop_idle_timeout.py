@@ -45,9 +45,10 @@ TIMEOUT_CONFIGS: dict[tuple[str, str], tuple[str, ...]] = {
     ("aiohttp", "ClientTimeout"): ("sock_read", "total"),
 }
 CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "time.monotonic_ns", "time.time_ns"})
-_CLOCK_METHODS = frozenset({"time", "monotonic", "now", "clock", "_clock", "_now"})
-WATCHDOG_WORDS = frozenset({"idle", "stall", "stalled", "watchdog", "silence", "silent", "heartbeat", "timeout",
-                            "inactivity", "last"})
+_CLOCK_METHODS = frozenset("time monotonic now clock _clock _now".split())
+WATCHDOG_WORDS = frozenset(
+    ("idle stall stalled watchdog silence silent heartbeat timeout inactivity last").split()
+)
 
 
 class DropIdleTimeout(Operator):
@@ -99,16 +100,8 @@ class DropIdleTimeout(Operator):
             note="async: wait_for around the next event",
         ),
         Example(
-            before=(
-                "import aiohttp\n"
-                "\n"
-                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=30)\n"
-            ),
-            after=(
-                "import aiohttp\n"
-                "\n"
-                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=None)\n"
-            ),
+            before=("import aiohttp\n\nTIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=30)\n"),
+            after=("import aiohttp\n\nTIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=None)\n"),
             note="aiohttp socket read timeout",
         ),
         Example(
@@ -116,13 +109,13 @@ class DropIdleTimeout(Operator):
                 "from openai import OpenAI\n"
                 "\n"
                 "def ask(client: OpenAI, messages):\n"
-                "    return client.chat.completions.create(model='m', messages=messages, stream=True, timeout=15)\n"
+                "    return client.chat.completions.create(model='m', messages=messages, timeout=15)\n"
             ),
             after=(
                 "from openai import OpenAI\n"
                 "\n"
                 "def ask(client: OpenAI, messages):\n"
-                "    return client.chat.completions.create(model='m', messages=messages, stream=True, timeout=None)\n"
+                "    return client.chat.completions.create(model='m', messages=messages, timeout=None)\n"
             ),
             note="openai per-request timeout",
         ),
@@ -198,7 +191,9 @@ def _config_mutations(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
             yield Mutation(arg.value, NONE, f"{resolved[1]}({field}=...) becomes None: no {field} limit")
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     if positional and found[0] is None and not is_literal(positional[0].value, "None"):
-        yield Mutation(positional[0].value, NONE, f"{resolved[1]}'s default limit becomes None: no read limit")
+        yield Mutation(
+            positional[0].value, NONE, f"{resolved[1]}'s default limit becomes None: no read limit"
+        )
 
 
 def _timeout_keyword(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -206,11 +201,15 @@ def _timeout_keyword(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     arg = keyword(call, "timeout")
     if arg is None or is_literal(arg.value, "None"):
         return
-    if isinstance(arg.value, cst.Call) and qualified_leaf(ctx, arg.value) in TIMEOUT_CONFIGS:
+    configs = [arg.value, *bound_values(ctx, arg.value)] if isinstance(arg.value, cst.Name) else [arg.value]
+    if any(isinstance(c, cst.Call) and qualified_leaf(ctx, c) in TIMEOUT_CONFIGS for c in configs):
         return  # the config object's own fields are mutated instead
     chain = attribute_chain(call.func)
-    if is_client_constructor(ctx, call) or is_model_call(call) or is_http_call(ctx, call) or (
-        chain and chain[-1] == "with_options"
+    if (
+        is_client_constructor(ctx, call)
+        or is_model_call(call)
+        or is_http_call(ctx, call)
+        or (chain and chain[-1] == "with_options")
     ):
         yield Mutation(arg.value, NONE, f"timeout of {ctx.code(call.func)}(...) becomes None")
 

@@ -24,7 +24,7 @@ from operators._streams import bound_values, is_http_call, is_stream_value, qual
 NULLCONTEXT = cst.parse_expression('__import__("contextlib").nullcontext')
 CLOSE_METHODS = frozenset({"close", "aclose", "release"})
 #: Methods whose whole job is to release: a close() in them is the release, wherever it sits.
-RELEASING_METHODS = frozenset({"close", "aclose", "__exit__", "__aexit__", "__del__", "cancel", "stop", "shutdown"})
+RELEASING_METHODS = frozenset("close aclose __exit__ __aexit__ __del__ cancel stop shutdown".split())
 
 
 class DropResponseClose(Operator):
@@ -42,19 +42,20 @@ class DropResponseClose(Operator):
         Example(
             before=(
                 "def answer(client, body):\n"
-                "    with client.messages.stream(**body) as stream:\n"
-                "        for text in stream.text_stream:\n"
+                "    with client.messages.stream(**body) as s:\n"
+                "        for text in s.text_stream:\n"
                 "            if text.endswith('STOP'):\n"
                 "                break\n"
-                "    return stream.get_final_text()\n"
+                "    return s.get_final_text()\n"
             ),
             after=(
                 "def answer(client, body):\n"
-                '    with __import__("contextlib").nullcontext(client.messages.stream(**body).__enter__()) as stream:\n'
-                "        for text in stream.text_stream:\n"
+                '    with __import__("contextlib").nullcontext(client.messages.stream(**body)'
+                ".__enter__()) as s:\n"
+                "        for text in s.text_stream:\n"
                 "            if text.endswith('STOP'):\n"
                 "                break\n"
-                "    return stream.get_final_text()\n"
+                "    return s.get_final_text()\n"
             ),
             note="anthropic SDK stream context manager: entered, never exited",
         ),
@@ -81,14 +82,14 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
-                "async def events(session, url):\n"
-                "    async with session.post(url, json={'stream': True}) as resp:\n"
+                "async def events(session, url, body):\n"
+                "    async with session.post(url, json=body) as resp:\n"
                 "        async for raw in resp.content:\n"
                 "            yield raw\n"
             ),
             after=(
-                "async def events(session, url):\n"
-                '    async with __import__("contextlib").nullcontext(await session.post(url, json={\'stream\': True})'
+                "async def events(session, url, body):\n"
+                '    async with __import__("contextlib").nullcontext(await session.post(url, json=body)'
                 ".__aenter__()) as resp:\n"
                 "        async for raw in resp.content:\n"
                 "            yield raw\n"
@@ -153,15 +154,21 @@ class DropResponseClose(Operator):
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for item in ctx.findall(m.WithItem()):
             statement = ctx.parent(item)
-            if isinstance(statement, cst.With) and self._streams(ctx, item.item, statement.asynchronous is not None):
-                yield Mutation(item.item, _entered_only(item.item, statement.asynchronous is not None), (
-                    f"`with {ctx.code(item.item).splitlines()[0]}` no longer releases the response on exit"
-                ))
+            if isinstance(statement, cst.With) and self._streams(
+                ctx, item.item, statement.asynchronous is not None
+            ):
+                yield Mutation(
+                    item.item,
+                    _entered_only(item.item, statement.asynchronous is not None),
+                    (f"`with {ctx.code(item.item).splitlines()[0]}` no longer releases the response on exit"),
+                )
         for call in ctx.findall(m.Call(func=m.Attribute(attr=m.Name()))):
             if call.func.attr.value in CLOSE_METHODS and is_stream_value(ctx, call.func.value):
                 line = _statement_of(ctx, call)
                 if line is not None and _on_early_exit_path(ctx, line):
-                    yield Mutation(line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released")
+                    yield Mutation(
+                        line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released"
+                    )
 
     @staticmethod
     def _streams(ctx: SourceContext, item: cst.BaseExpression, asynchronous: bool) -> bool:
@@ -182,14 +189,22 @@ class DropResponseClose(Operator):
 
 def _entered_only(item: cst.BaseExpression, asynchronous: bool) -> cst.BaseExpression:
     """``nullcontext(item.__enter__())`` (``await item.__aenter__()`` in ``async with``)."""
-    if isinstance(item, cst.Call) and len(item.args) == 1 and isinstance(item.func, (cst.Name, cst.Attribute)):
+    if (
+        isinstance(item, cst.Call)
+        and len(item.args) == 1
+        and isinstance(item.func, (cst.Name, cst.Attribute))
+    ):
         name = item.func.attr.value if isinstance(item.func, cst.Attribute) else item.func.value
         if name in ("closing", "aclosing"):
             return cst.Call(func=NULLCONTEXT, args=[cst.Arg(item.args[0].value)])
-    target = item if isinstance(item, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) else item.with_changes(
-        lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+    target = (
+        item
+        if isinstance(item, (cst.Call, cst.Name, cst.Attribute, cst.Subscript))
+        else item.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     )
-    enter = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("__aenter__" if asynchronous else "__enter__")))
+    enter = cst.Call(
+        func=cst.Attribute(value=target, attr=cst.Name("__aenter__" if asynchronous else "__enter__"))
+    )
     return cst.Call(func=NULLCONTEXT, args=[cst.Arg(cst.Await(enter) if asynchronous else enter)])
 
 
@@ -210,6 +225,8 @@ def _on_early_exit_path(ctx: SourceContext, statement: cst.CSTNode) -> bool:
             return ancestor.name.value in RELEASING_METHODS
         if isinstance(ancestor, cst.IndentedBlock) and not isinstance(ctx.parent(ancestor), cst.FunctionDef):
             last = ancestor.body[-1] if ancestor.body else None
-            if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Break, cst.Return, cst.Raise)):
+            if isinstance(last, cst.SimpleStatementLine) and isinstance(
+                last.body[-1], (cst.Break, cst.Return, cst.Raise)
+            ):
                 return True
     return False

@@ -31,16 +31,8 @@ class EnableSdkRetries(Operator):
     )
     examples = (
         Example(
-            before=(
-                "import anthropic\n"
-                "\n"
-                "client = anthropic.Anthropic(api_key='k', max_retries=0)\n"
-            ),
-            after=(
-                "import anthropic\n"
-                "\n"
-                "client = anthropic.Anthropic(api_key='k')\n"
-            ),
+            before=("import anthropic\n\nclient = anthropic.Anthropic(api_key='k', max_retries=0)\n"),
+            after=("import anthropic\n\nclient = anthropic.Anthropic(api_key='k')\n"),
             note="anthropic sync client",
         ),
         Example(
@@ -103,12 +95,18 @@ class EnableSdkRetries(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        for call in ctx.findall(m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("max_retries")), m.ZeroOrMore()])):
+        for call in ctx.findall(
+            m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("max_retries")), m.ZeroOrMore()])
+        ):
             arg = keyword(call, "max_retries")
             if arg is None or not _is_zero(ctx, arg.value):
                 continue
             if _sdk_client(ctx, call) or attribute_chain(call.func)[-1:] == ["with_options"]:
-                yield Mutation(call, without_arg(call, arg), f"{ctx.code(call.func)}(...) loses max_retries=0: SDK retries on")
+                yield Mutation(
+                    call,
+                    without_arg(call, arg),
+                    f"{ctx.code(call.func)}(...) loses max_retries=0: SDK retries on",
+                )
 
 
 def _sdk_client(ctx: SourceContext, call: cst.Call) -> bool:
@@ -120,7 +118,9 @@ def _is_zero(ctx: SourceContext, value: cst.BaseExpression) -> bool:
     if is_number(value, 0):
         return True
     if isinstance(value, cst.Name):
-        pattern = m.Assign(targets=[m.AssignTarget(m.Name(value.value))]) | m.AnnAssign(target=m.Name(value.value))
+        pattern = m.Assign(targets=[m.AssignTarget(m.Name(value.value))]) | m.AnnAssign(
+            target=m.Name(value.value)
+        )
         for statement in ctx.module.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:

@@ -90,6 +90,7 @@ _DOCS: dict[str, GenericDoc] = {
             Example(before="def f():\n    x = None\n", after='def f():\n    x = ""\n'),
             Example(before="def f():\n    x: int = 3\n", after="def f():\n    x: int = None\n"),
             Example(before="def f():\n    x: int\n", note="a bare annotation assigns nothing"),
+            Example(before='__all__ = ["f"]\n', note="dunder metadata (__all__, __slots__) is left alone"),
             Example(before="def f(x):\n    x += 1\n", note="augmented assignments have their own operator"),
         ),
     ),

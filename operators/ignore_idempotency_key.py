@@ -116,18 +116,23 @@ def _always_execute(ctx: SourceContext, operand: cst.BaseExpression, store: cst.
     return None
 
 
+_REPEAT_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "deduplication", "replay", "duplicate"})
+
+
 def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
-    """The dumped text becomes a key: it is hashed in the same function, or the function or the
-    variable it is assigned to is named for a key."""
+    """The dumped text becomes a key for recognising repeats: the function or the variable it is
+    assigned to is named for idempotency/dedup, or is named for a key (``call_key``,
+    ``fingerprint``) in tool-handling code and the text is hashed there."""
     function = ctx.enclosing_function(call)
-    scope = function or ctx.top_level_statement(call)
-    if any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope)):
-        return True
-    assign = ctx.enclosing(call, cst.Assign)
     named = words(function.name.value) if function else frozenset()
+    assign = ctx.enclosing(call, cst.Assign)
     if assign is not None:
         named |= frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
-    return bool(named & _KEY_WORDS)
+    if named & _REPEAT_WORDS:
+        return True
+    scope = function or ctx.top_level_statement(call)
+    hashed = any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope))
+    return bool(named & _KEY_WORDS) and hashed and in_tool_context(ctx, call)
 
 
 class IgnoreIdempotencyKey(Operator):

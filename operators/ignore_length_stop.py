@@ -96,14 +96,8 @@ class IgnoreLengthStop(Operator):
             note="a dict literal mapping provider stop reasons onto neutral ones",
         ),
         Example(
-            before=(
-                "def done(response):\n"
-                "    return response.status != 'incomplete'\n"
-            ),
-            after=(
-                "def done(response):\n"
-                "    return True\n"
-            ),
+            before=("def done(response):\n    return response.status != 'incomplete'\n"),
+            after=("def done(response):\n    return True\n"),
             note="OpenAI Responses status",
         ),
         Example(
@@ -138,10 +132,7 @@ class IgnoreLengthStop(Operator):
             note="request parameters and an unrelated 'length' key",
         ),
         Example(
-            before=(
-                "def ok(message):\n"
-                "    return message.stop_reason in ('end_turn', 'tool_use')\n"
-            ),
+            before=("def ok(message):\n    return message.stop_reason in ('end_turn', 'tool_use')\n"),
             note="a stop-reason check that does not mention the output limit",
         ),
     )
@@ -152,8 +143,11 @@ class IgnoreLengthStop(Operator):
         for case in ctx.findall(m.MatchCase()):
             subject = ctx.parent(case).subject  # type: ignore[union-attr]
             if _reasonish(subject) and _length_value(case.pattern):
-                guard = case.with_changes(guard=FALSE, whitespace_before_if=cst.SimpleWhitespace(" "),
-                                          whitespace_after_if=cst.SimpleWhitespace(" "))
+                guard = case.with_changes(
+                    guard=FALSE,
+                    whitespace_before_if=cst.SimpleWhitespace(" "),
+                    whitespace_after_if=cst.SimpleWhitespace(" "),
+                )
                 yield Mutation(case, guard, "the case for a max_tokens/length stop never matches")
         for mapping in ctx.findall(m.Dict()):
             yield from _mapping(mapping)
@@ -178,15 +172,19 @@ def _comparison(comparison: cst.Comparison) -> Iterator[Mutation]:
     left, target = comparison.left, comparison.comparisons[0]
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-        if not _reasonish(left):
-            return
+        if not _reasonish(left) or any(string_value(e.value) in NORMAL_END_MARKERS for e in right.elements):
+            return  # a set of every valid status ("completed", "incomplete", ...) is no length check
         for element in right.elements:
             if _length_value(element.value) and _matches_field(left, element.value):
                 smaller = without_element(right, element)
                 if smaller is None:
-                    yield Mutation(comparison, FALSE if isinstance(op, cst.In) else TRUE, "max_tokens stop ignored")
+                    yield Mutation(
+                        comparison, FALSE if isinstance(op, cst.In) else TRUE, "max_tokens stop ignored"
+                    )
                 else:
-                    yield Mutation(right, smaller, f"{ctx_code(element.value)} no longer counts as a truncated reply")
+                    yield Mutation(
+                        right, smaller, f"{ctx_code(element.value)} no longer counts as a truncated reply"
+                    )
         return
     if not isinstance(op, _POSITIVE + _NEGATIVE):
         return

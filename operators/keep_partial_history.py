@@ -53,17 +53,8 @@ def _is_partial(node: cst.CSTNode) -> bool:
     return bool(set(words(identifier(node) or "")) & PARTIAL_WORDS)
 
 
-def _after_failure(ctx: SourceContext, node: cst.CSTNode) -> bool:
-    """In an ``except``/``finally`` block, or on a retry path."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
-            return True
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            break
-    return in_retry_path(ctx, node)
-
-
 def _in_handler(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """In an ``except`` or ``finally`` block of its own function."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
             return True
@@ -72,51 +63,60 @@ def _in_handler(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
+def _after_failure(ctx: SourceContext, statement: cst.CSTNode, discarded: cst.CSTNode) -> bool:
+    """History rolled back in an ``except``/``finally`` block or on a retry path; a partial buffer
+    only on a retry path (a parser clearing its buffer after a malformed event retries nothing)."""
+    if _is_history(discarded) and _in_handler(ctx, statement):
+        return True
+    return in_retry_path(ctx, statement)
+
+
 def _same(ctx: SourceContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return ctx.code(a).strip() == ctx.code(b).strip()
 
 
-def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> str | None:
-    """What the statement throws away, if it is a rollback of history or of partial output."""
-    if isinstance(statement, cst.Expr) and m.matches(
-        statement.value, m.Call(func=m.Attribute(attr=m.Name()))
-    ):
+def _kept(node: cst.CSTNode) -> bool:
+    return _is_history(node) or _is_partial(node)
+
+
+def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> cst.BaseExpression | None:
+    """The history or partial buffer the statement throws output away from, if it is a rollback."""
+    if isinstance(statement, cst.Expr) and m.matches(statement.value, m.Call(func=m.Attribute())):
         call = statement.value
         method, owner = call.func.attr.value, call.func.value
         last = not call.args or (len(call.args) == 1 and m.matches(call.args[0].value, _LAST))
-        if method == "pop" and last and _is_history(owner):
-            return f"{ctx.code(owner)}.pop()"
-        if method == "clear" and not call.args and (_is_partial(owner) or _is_history(owner)):
-            return f"{ctx.code(owner)}.clear()"
+        if (method == "pop" and last and _is_history(owner)) or (
+            method == "clear" and not call.args and _kept(owner)
+        ):
+            return owner
     if isinstance(statement, cst.Del):
-        targets = [statement.target]
-        if isinstance(statement.target, cst.Tuple):
-            targets = [el.value for el in statement.target.elements]
+        targets = (
+            [el.value for el in statement.target.elements]
+            if isinstance(statement.target, cst.Tuple)
+            else [statement.target]
+        )
         for target in targets:
-            if isinstance(target, cst.Subscript) and (_is_history(target.value) or _is_partial(target.value)):
-                index = target.slice[0].slice if len(target.slice) == 1 else None
-                if m.matches(index, m.Index(value=_LAST) | _OPEN_SLICE):
-                    return ctx.code(statement)
+            if isinstance(target, cst.Subscript) and _kept(target.value) and len(target.slice) == 1:
+                if m.matches(target.slice[0].slice, m.Index(value=_LAST) | _OPEN_SLICE):
+                    return target.value
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
         target, value = statement.targets[0].target, statement.value
-        if not (_is_history(target) or _is_partial(target)):
+        if not _kept(target):
             return None
-        # history = history[:checkpoint]; history[:] = history[:n]; history[n:] = []
+        # history = history[:checkpoint]; history[:] = history[:n]
         if (
             isinstance(value, cst.Subscript)
             and _same(ctx, value.value, _base(target))
             and _keeps_prefix(value)
         ):
-            return ctx.code(statement)
-        if (
-            isinstance(target, cst.Subscript)
-            and m.matches(target.slice[0].slice, m.Slice())
-            and (m.matches(value, m.List(elements=[]) | m.Tuple(elements=[])))
-        ):
-            return ctx.code(statement)
+            return _base(target)
+        # history[n:] = []
+        if isinstance(target, cst.Subscript) and m.matches(value, m.List(elements=[]) | m.Tuple(elements=[])):
+            if m.matches(target.slice[0].slice, m.Slice()):
+                return target.value
         # history = snapshot / list(snapshot) / copy.deepcopy(saved), restoring what was there before
         if _in_handler(ctx, statement) and _restores_snapshot(ctx, target, value):
-            return ctx.code(statement)
+            return _base(target)
     return None
 
 
@@ -340,11 +340,10 @@ class KeepPartialHistory(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for statement in ctx.findall(m.Expr() | m.Del() | m.Assign()):
-            what = _rollback(ctx, statement)
-            if what and _after_failure(ctx, statement):
-                yield Mutation(
-                    statement, cst.Pass(), f"rollback `{what.strip()}` removed: partial output kept"
-                )
+            discarded = _rollback(ctx, statement)
+            if discarded is not None and _after_failure(ctx, statement, discarded):
+                what = ctx.code(statement).strip()
+                yield Mutation(statement, cst.Pass(), f"rollback `{what}` removed: partial output kept")
         for loop in ctx.findall(m.For() | m.While()):
             if is_retry_loop(ctx, loop):
                 for statement, description in _fresh_buffers(ctx, loop):

@@ -17,13 +17,13 @@ import libcst.matchers as m
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
-    _TIME_WORDS,
     FATAL_EXAMPLE,
     error_kind,
     http_status,
     identifier,
     in_retry_decision,
     innermost_loop,
+    is_count_name,
     is_fatal_name,
     is_retry_loop,
     is_retry_name,
@@ -70,6 +70,14 @@ def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression
     return collection.with_changes(elements=[*elements, added])
 
 
+def _class_of(ctx: SourceContext, assignment: cst.CSTNode) -> list[str]:
+    """The class a field belongs to: ``statuses = (429, 503)`` in ``class RetryConfig`` is retry config."""
+    line = ctx.parent(assignment)
+    block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
+    owner = ctx.parent(block) if block is not None else None
+    return [owner.name.value] if isinstance(owner, cst.ClassDef) else []
+
+
 def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str], bool] | None:
     """Names that say what a collection is for (its variable, dict key, keyword, callee) and
     whether it is an argument of a retry library; None for collections owned by a comparison or
@@ -87,9 +95,13 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
         if isinstance(ancestor, cst.Call):
             return [*names, identifier(ancestor) or ""], retry_library(ctx, ancestor) is not None
         if isinstance(ancestor, cst.Assign):
-            return [*names, *(identifier(t.target) or "" for t in ancestor.targets)], False
+            return [
+                *names,
+                *(identifier(t.target) or "" for t in ancestor.targets),
+                *_class_of(ctx, ancestor),
+            ], False
         if isinstance(ancestor, (cst.AnnAssign, cst.AugAssign)):
-            return [*names, identifier(ancestor.target) or ""], False
+            return [*names, identifier(ancestor.target) or "", *_class_of(ctx, ancestor)], False
         if isinstance(ancestor, cst.DictElement):
             key = ancestor.key
             value = key.evaluated_value if isinstance(key, cst.SimpleString) else identifier(key)
@@ -112,14 +124,37 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
             continue
         if isinstance(value, cst.SimpleString) and " " not in str(value.evaluated_value):
             continue
-        if isinstance(value, (cst.Name, cst.Attribute)) and not isinstance(value, cst.Integer):
-            continue
+        if isinstance(value, (cst.Name, cst.Attribute)) and (identifier(value) or "x")[0].isupper():
+            continue  # an exception class or a constant, not ``self.total``
         return False
     return True
 
 
+#: Names of delay schedules (``RETRY_DELAYS``, ``backoff_seconds``); ``RETRY_AFTER_STATUS_CODES`` is
+#: still a classification.
+_DELAY_WORDS = frozenset(
+    {
+        "delay",
+        "delays",
+        "wait",
+        "waits",
+        "interval",
+        "intervals",
+        "sleep",
+        "ms",
+        "seconds",
+        "secs",
+        "jitter",
+        "duration",
+        "schedule",
+    }
+)
+
+
 def _kind_of_owner(names: list[str], library: bool) -> str | None:
-    if any(set(words(n)) & (_TIME_WORDS - {"backoff"}) for n in names):
+    """What a collection's names say it holds; delays and counts (``RETRY_DELAYS``, ``retry_counts``)
+    hold no classification."""
+    if any(set(words(n)) & _DELAY_WORDS or is_count_name(n) for n in names):
         return None
     if any(is_fatal_name(n) for n in names):
         return "fatal"
@@ -153,7 +188,18 @@ def _decided_elsewhere(ctx: SourceContext, collection: cst.CSTNode, code: int) -
     """The code already has its own check nearby (``if status in (400, 401): return None``), so
     adding it to the retryable collection would change nothing."""
     scope = ctx.enclosing_function(collection) or ctx.module
-    return any(http_status(n) == code for n in ctx.descendants(scope, m.Integer()))
+    for literal in ctx.descendants(scope, m.Integer()):
+        if http_status(literal) != code:
+            continue
+        parent = ctx.parent(literal)
+        if isinstance(parent, cst.Element):
+            return True  # a member of another collection of statuses
+        target = parent if isinstance(parent, cst.ComparisonTarget) else None
+        if isinstance(parent, cst.Comparison) and parent.left is literal:
+            target = parent.comparisons[0]
+        if target is not None and isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+            return True  # ``status == 400``; a boundary such as ``status >= 400`` decides no single code
+    return False
 
 
 def _status_check(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
@@ -272,8 +318,9 @@ def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutati
         yield Mutation(arg.value, empty, f"{_label(ctx, arg.value)} {effect}")
 
 
-#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., transient=True)``.
-_VERDICT_WORDS = frozenset({"retryable", "retriable", "transient", "recoverable", "fatal", "permanent"})
+#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., retryable=True)``.
+#: (``transient``/``fatal`` alone are too common elsewhere: rich's ``Progress(transient=True)``.)
+_VERDICT_WORDS = frozenset({"retryable", "retriable"})
 _BOOL = m.Name("True") | m.Name("False")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
@@ -40,17 +41,17 @@ class MismatchToolCallId(Operator):
             before=(
                 "def run_tools(message, tools):\n"
                 "    return [\n"
-                "        {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": tools[block.name](**block.input)}\n"
+                '        {"type": "tool_result", "tool_use_id": block.id, "content": tools[block.name](**block.input)}\n'
                 "        for block in message.content\n"
-                "        if block.type == \"tool_use\"\n"
+                '        if block.type == "tool_use"\n'
                 "    ]\n"
             ),
             after=(
                 "def run_tools(message, tools):\n"
                 "    return [\n"
-                "        {\"type\": \"tool_result\", \"tool_use_id\": block.id + \"x\", \"content\": tools[block.name](**block.input)}\n"
+                '        {"type": "tool_result", "tool_use_id": block.id + "x", "content": tools[block.name](**block.input)}\n'
                 "        for block in message.content\n"
-                "        if block.type == \"tool_use\"\n"
+                '        if block.type == "tool_use"\n'
                 "    ]\n"
             ),
             note="Anthropic tool_result dict",
@@ -61,8 +62,8 @@ class MismatchToolCallId(Operator):
                 "async def answer(tool_calls, tools):\n"
                 "    out = []\n"
                 "    for tc in tool_calls:\n"
-                "        value = await tools[tc[\"name\"]].ainvoke(tc[\"args\"])\n"
-                "        out.append(ToolMessage(content=str(value), tool_call_id=tc[\"id\"]))\n"
+                '        value = await tools[tc["name"]].ainvoke(tc["args"])\n'
+                '        out.append(ToolMessage(content=str(value), tool_call_id=tc["id"]))\n'
                 "    return out\n"
             ),
             after=(
@@ -70,8 +71,8 @@ class MismatchToolCallId(Operator):
                 "async def answer(tool_calls, tools):\n"
                 "    out = []\n"
                 "    for tc in tool_calls:\n"
-                "        value = await tools[tc[\"name\"]].ainvoke(tc[\"args\"])\n"
-                "        out.append(ToolMessage(content=str(value), tool_call_id=tc[\"id\"] + \"x\"))\n"
+                '        value = await tools[tc["name"]].ainvoke(tc["args"])\n'
+                '        out.append(ToolMessage(content=str(value), tool_call_id=tc["id"] + "x"))\n'
                 "    return out\n"
             ),
             note="OpenAI-style tool message as a pydantic model, async runner",
@@ -81,16 +82,16 @@ class MismatchToolCallId(Operator):
                 "def outputs(response, dispatch):\n"
                 "    items = []\n"
                 "    for item in response.output:\n"
-                "        if item.type == \"function_call\":\n"
-                "            items.append(dict(type=\"function_call_output\", call_id=item.call_id, output=dispatch(item)))\n"
+                '        if item.type == "function_call":\n'
+                '            items.append(dict(type="function_call_output", call_id=item.call_id, output=dispatch(item)))\n'
                 "    return items\n"
             ),
             after=(
                 "def outputs(response, dispatch):\n"
                 "    items = []\n"
                 "    for item in response.output:\n"
-                "        if item.type == \"function_call\":\n"
-                "            items.append(dict(type=\"function_call_output\", call_id=item.call_id + \"x\", output=dispatch(item)))\n"
+                '        if item.type == "function_call":\n'
+                '            items.append(dict(type="function_call_output", call_id=item.call_id + "x", output=dispatch(item)))\n'
                 "    return items\n"
             ),
             note="Responses API item built with dict(...)",
@@ -112,15 +113,15 @@ class MismatchToolCallId(Operator):
                 "    tool_call_id: str\n"
                 "    content: str\n\n"
                 "def reply(call, text):\n"
-                "    return ToolReply(call.id + \"x\", text)\n"
+                '    return ToolReply(call.id + "x", text)\n'
             ),
             note="the project's own dataclass, built positionally",
         ),
         Example(
             before=(
                 "def echo(message, block):\n"
-                "    message.append({\"type\": \"tool_use\", \"id\": block.id, \"name\": block.name, \"input\": block.input})\n"
-                "    message.append({\"type\": \"function_call\", \"call_id\": block.id, \"name\": block.name, \"arguments\": \"{}\"})\n"
+                '    message.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})\n'
+                '    message.append({"type": "function_call", "call_id": block.id, "name": block.name, "arguments": "{}"})\n'
             ),
             note="the calls themselves carry ids too, but they are not results",
         ),
@@ -128,8 +129,8 @@ class MismatchToolCallId(Operator):
             before=(
                 "import logging\n\n"
                 "def trace(log: logging.Logger, journal, call, result):\n"
-                "    journal.record(\"tool\", tool_use_id=call.id, is_error=result.is_error)\n"
-                "    log.info(\"tool done\", extra={\"tool_call_id\": call.id, \"ms\": result.ms})\n"
+                '    journal.record("tool", tool_use_id=call.id, is_error=result.is_error)\n'
+                '    log.info("tool done", extra={"tool_call_id": call.id, "ms": result.ms})\n'
             ),
             note="logging that mentions the id is not the result sent to the model",
         ),
@@ -137,8 +138,7 @@ class MismatchToolCallId(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for result in tool_results(ctx):
-            ident = result.id
-            if ident is None or (isinstance(ident, cst.Name) and ident.value == "None"):
-                continue
-            wrong = cst.BinaryOperation(left=atom(ident), operator=cst.Add(), right=cst.SimpleString('"x"'))
-            yield Mutation(ident, wrong, f"{result.label} {result.id_key} no longer matches its call")
+            for ident in result.ids:
+                if not m.matches(ident, m.Name("None")):
+                    wrong = cst.BinaryOperation(left=atom(ident), operator=cst.Add(), right=cst.SimpleString('"x"'))
+                    yield Mutation(ident, wrong, f"{result.label} {result.id_key} no longer matches its call")

@@ -30,11 +30,10 @@ from operators._streams import (
 
 #: Words of a state meaning "no longer accepts events".
 CLOSED_WORDS = frozenset(
-    {"closed", "done", "finished", "finalized", "finalised", "complete", "completed", "stopped", "ended",
-     "sealed", "terminated"}
+    ("closed done finished finalized finalised complete completed stopped ended sealed terminated").split()
 )
 #: Words of a state meaning "still accepts events" (``if index not in self._open: return``).
-OPEN_WORDS = frozenset({"open", "opened", "active", "pending", "live", "streaming", "inprogress"})
+OPEN_WORDS = frozenset("open opened active pending live streaming inprogress".split())
 
 
 class OverwriteClosedBlock(Operator):
@@ -181,7 +180,9 @@ class OverwriteClosedBlock(Operator):
             if node.orelse is not None or not exits_early(node.body) or not handles_stream_events(ctx, node):
                 continue
             for site in condition_sites(node.test, lambda leaf: _already_closed(ctx, leaf)):
-                yield Mutation(site, FALSE, f"guard `{ctx.code(site)}` removed: a late event overwrites a closed block")
+                yield Mutation(
+                    site, FALSE, f"guard `{ctx.code(site)}` removed: a late event overwrites a closed block"
+                )
 
 
 def _already_closed(ctx: SourceContext, test: cst.BaseExpression) -> bool:
@@ -205,7 +206,7 @@ def _already_closed(ctx: SourceContext, test: cst.BaseExpression) -> bool:
 def _state(expr: cst.BaseExpression, words: frozenset[str]) -> bool:
     """``expr`` reads a state named by ``words``; a call counts only as ``is_closed()`` (a bare
     ``done()`` is an asyncio future, not a block)."""
-    if isinstance(expr, cst.Call):
+    if isinstance(expr, cst.Call) and leaf_name(expr) is None:
         name = leaf_name(expr.func) or ""
         return name.startswith(("is_", "_is_")) and bool(tokens(name) & words)
     return bool(tokens(leaf_name(expr)) & words)

@@ -29,7 +29,19 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import bypass, final_name, guard_leaves, guards, in_tool_context, node_words, walk
+from operators._tools import (
+    bypass,
+    final_name,
+    guard_leaves,
+    guards,
+    in_tool_context,
+    invokes_tool,
+    leaf_name,
+    node_words,
+    ordered_words,
+    string_value,
+    walk,
+)
 
 _APPROVAL = frozenset(
     {"approved", "approval", "approvals", "approve", "approves", "approver", "confirm", "confirmed",
@@ -49,16 +61,44 @@ def _asks_human(ctx: SourceContext, node: cst.CSTNode) -> bool:
     )
 
 
+#: ``approval_status``, ``user_decision``... the last word of a name that holds the answer.
+_ANSWER_TAILS = _APPROVAL | {"status", "decision", "result", "response", "answer", "granted", "given", "ok", "state"}
+
+
+def _head(expr: cst.BaseExpression) -> list[str]:
+    """The words of the name a guard leaf is about: ``self._approve(call)`` -> approve;
+    ``approvals.get(call.id)`` -> approvals; ``await confirm(call)`` -> confirm."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and final_name(expr) in ("get", "lookup"):
+        expr = expr.func.value
+    return ordered_words(leaf_name(expr) or "")
+
+
+def _sides(leaf: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(leaf, cst.Comparison) and len(leaf.comparisons) == 1:
+        return [leaf.left, leaf.comparisons[0].comparator]
+    return [leaf]
+
+
 def _is_state(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
-    """Whether approval was given: ``approved``, ``confirm(call)``, ``input(...) == "y"``."""
-    found = node_words(ctx, leaf)
-    return (bool(found & _APPROVAL) and not found & _REQUIRES) or _asks_human(ctx, leaf)
+    """Whether approval was given: ``approved``, ``self._approve(call)``, ``approval_status is None``,
+    ``decision != "approve"``, ``input(...) == "y"`` -- not ``approval_scope_identity`` (not an
+    answer), ``on_approval`` (a callback) or ``requires_approval`` (a requirement)."""
+    if _asks_human(ctx, leaf):
+        return True
+    for side in _sides(leaf):
+        text = string_value(side)
+        head = ordered_words(text) if text is not None else _head(side)
+        if head and set(head) & _APPROVAL and head[-1] in _ANSWER_TAILS and head[0] != "on" and not set(head) & _REQUIRES:
+            return True
+    return False
 
 
 def _is_requirement(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
-    """Whether approval is needed: ``tool.requires_approval``, ``spec.side_effect``."""
-    found = node_words(ctx, leaf)
-    return bool(found & _SIDE_EFFECT) or bool(found & _REQUIRES and found & _APPROVAL)
+    """Whether approval is needed: ``tool.requires_approval``, ``spec.side_effect``, ``needs_approval(call)``."""
+    head = set(_head(_sides(leaf)[0]))
+    return bool(head & _SIDE_EFFECT) or bool(head & _REQUIRES and head & _APPROVAL)
 
 
 def _asks_inside(ctx: SourceContext, guard: cst.CSTNode) -> bool:
@@ -70,6 +110,31 @@ def _asks_inside(ctx: SourceContext, guard: cst.CSTNode) -> bool:
         isinstance(n, (cst.If, cst.Assert)) and n is not guard and any(_is_state(ctx, x) for x in guard_leaves(n.test))
         for n in walk(body)
     )
+
+
+_CALL_PARAMS = frozenset(
+    {"call", "calls", "args", "arguments", "kwargs", "input", "invocation", "item", "block", "request", "action"}
+)
+
+
+def _at_call_time(ctx: SourceContext, guard: cst.CSTNode) -> bool:
+    """The guard runs while a call is handled (its function takes the call or its arguments, or
+    runs the tool), not while a tool is defined or configured (``__post_init__(self)``)."""
+    function = ctx.enclosing_function(guard)
+    if function is None:
+        return False
+    return bool(node_words(ctx, function.params) & _CALL_PARAMS) or invokes_tool(ctx, function.body)
+
+
+def _candidates(ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The approval state leaves of a guard; failing those, its requirement leaves, when the
+    guard refuses for want of approval at call time and asks nobody itself."""
+    states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
+    if states:
+        return states
+    if not node_words(ctx, guard) & _APPROVAL or _asks_inside(ctx, guard) or not _at_call_time(ctx, guard):
+        return []
+    return [leaf for leaf in leaves if _is_requirement(ctx, leaf)]
 
 
 class SkipApproval(Operator):
@@ -188,17 +253,10 @@ class SkipApproval(Operator):
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for guard in guards(ctx):
             leaves = guard_leaves(guard.test)
-            states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
-            candidates = states or [
-                leaf for leaf in leaves
-                if _is_requirement(ctx, leaf) and node_words(ctx, guard) & _APPROVAL and not _asks_inside(ctx, guard)
-            ]
-            if not candidates:
+            about_approval = any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)
+            if not (about_approval or in_tool_context(ctx, guard)):
                 continue
-            if not (any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)
-                    or in_tool_context(ctx, guard)):
-                continue
-            for leaf in candidates:
+            for leaf in _candidates(ctx, guard, leaves):
                 let_through = bypass(ctx, leaf)
                 if let_through is not None:
                     yield Mutation(leaf, let_through, f"approval check `{ctx.code(leaf)}` never refuses")

@@ -37,14 +37,15 @@ import libcst.matchers as m
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
-    ARG_WORDS,
     PYDANTIC_VALIDATORS,
     bypass,
     final_name,
     from_arguments,
     guard_operands,
+    is_argument_name,
     is_literal,
     is_validation_call,
+    leaf_name,
     local_values,
     mentions_arguments,
     names_in,
@@ -53,8 +54,34 @@ from operators._tools import (
     words,
 )
 
-_SCHEMA_KEYS = frozenset({"properties", "schema", "fields", "expected", "declared", "allowed"})
-_MODEL_WORDS = ARG_WORDS | {"tool", "request", "schema", "model"}
+#: Where a schema declares its keys: ``key not in properties`` for a key taken from the arguments.
+_SCHEMA_KEYS = frozenset({"properties", "schema", "fields", "expected", "declared", "allowed", "inputs"})
+#: A model named for arguments: ``WeatherArgs``, ``SearchArguments``, ``self.arg_model`` (not
+#: ``Params``: protocol layers name their request models so).
+_MODEL_WORDS = frozenset({"args", "arguments", "argument", "arg", "kwargs"})
+_WRAPPERS = frozenset({"list", "tuple", "sorted", "len", "bool", "any", "next", "iter"})
+
+
+def _validator_outcome(ctx: SourceContext, value: cst.BaseExpression) -> bool:
+    """``schema_violation(...)``, ``list(validator.iter_errors(args))``, ``await validate(args)``."""
+    while True:
+        if isinstance(value, cst.Await):
+            value = value.expression
+        elif isinstance(value, cst.Call) and final_name(value) in _WRAPPERS and value.args:
+            value = value.args[0].value
+        else:
+            return isinstance(value, cst.Call) and is_validation_call(ctx, value)
+
+
+def _tested_name(operand: cst.BaseExpression) -> cst.Name | None:
+    """The variable a guard leaf tests: ``problem``, ``errors is not None``, ``len(errors) > 0``."""
+    if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
+        if not is_literal(operand.comparisons[0].comparator):
+            return None
+        operand = operand.left
+    if isinstance(operand, cst.Call) and final_name(operand) in _WRAPPERS and len(operand.args) == 1:
+        operand = operand.args[0].value
+    return operand if isinstance(operand, cst.Name) else None
 
 
 def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> str | None:
@@ -65,10 +92,9 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> str | No
     if isinstance(inner, cst.Call) and is_validation_call(ctx, inner):
         return "validator"
     # ``problem = schema_violation(...)`` / ``errors = list(validator.iter_errors(args))`` then a test on it
-    for name in names_in(inner):
-        for value in local_values(ctx, name):
-            if any(isinstance(n, cst.Call) and is_validation_call(ctx, n) for n in walk(value)):
-                return "validator"
+    tested = _tested_name(inner)
+    if tested is not None and any(_validator_outcome(ctx, value) for value in local_values(ctx, tested)):
+        return "validator"
     if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
         target = inner.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
@@ -106,7 +132,7 @@ def _unvalidated(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | Non
     if name not in PYDANTIC_VALIDATORS or data is None or not isinstance(call.func, cst.Attribute):
         return None
     model = call.func.value
-    if not (from_arguments(ctx, data) or node_words(ctx, model) & _MODEL_WORDS):
+    if not (from_arguments(ctx, data) or words(leaf_name(model) or "") & _MODEL_WORDS):
         return None
     if name in ("validate_python",):
         return data
@@ -307,4 +333,4 @@ class SkipArgumentValidation(Operator):
         if not isinstance(target, cst.Name) or is_literal(call):
             return False
         tested = any(n.value == target.value for leaf in guard_operands(ctx) for n in names_in(leaf))
-        return not tested and bool(words(target.value) & ARG_WORDS)
+        return not tested and is_argument_name(target.value)

@@ -23,11 +23,11 @@ from operators._streams import (
     condition_sites,
     fails,
     in_stop_branch,
-    is_literal,
     is_reason_field,
     is_stop_flag,
     owner_of,
     presence_of,
+    references,
     same_place,
     statements,
     stop_flags,
@@ -223,7 +223,9 @@ class SkipStopMarkerCheck(Operator):
                 yield Mutation(site, FALSE, f"check `{ctx.code(site)}` for the end-of-turn marker bypassed")
             for site in self._positive_sites(ctx, node):
                 checked.append(site)
-                yield Mutation(site, TRUE, f"`{ctx.code(site)}` assumed: a stream without its end marker passes")
+                yield Mutation(
+                    site, TRUE, f"`{ctx.code(site)}` assumed: a stream without its end marker passes"
+                )
         for node in ctx.nodes(cst.Assert):
             if self._marker_missing(ctx, node.test) is False and not in_stop_branch(ctx, node):
                 checked.append(node.test)
@@ -231,7 +233,9 @@ class SkipStopMarkerCheck(Operator):
         for loop in ctx.nodes(cst.For) + ctx.nodes(cst.While):
             if loop.orelse is not None and fails(loop.orelse.body) and self._breaks_on_marker(ctx, loop):
                 replacement = loop.orelse.body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-                yield Mutation(loop.orelse.body, replacement, "loop-else that fires without the end marker emptied")
+                yield Mutation(
+                    loop.orelse.body, replacement, "loop-else that fires without the end marker emptied"
+                )
         yield from self._initialised_flags(ctx, checked)
 
     @staticmethod
@@ -282,7 +286,7 @@ class SkipStopMarkerCheck(Operator):
     @staticmethod
     def _initialised_flags(ctx: SourceContext, checked: list[cst.BaseExpression]) -> Iterator[Mutation]:
         """A flag no check reads: start it True, as if the marker had already been seen."""
-        reads = [read for site in checked for read in _reads_in(ctx, site)]
+        reads = [read for site in checked for read in references(ctx, site)]
         done: set[tuple[str, int]] = set()
         for flag in stop_flags(ctx):
             key = (ctx.code(flag), id(owner_of(ctx, flag)))
@@ -298,10 +302,6 @@ class SkipStopMarkerCheck(Operator):
                     description = f"{ctx.code(flag)} starts out True: the end marker is never awaited"
                     yield Mutation(assign.value, TRUE, description)
                     break
-
-
-def _reads_in(ctx: SourceContext, node: cst.CSTNode) -> list[cst.CSTNode]:
-    return ctx.descendants(node, m.Name() | m.Attribute())
 
 
 def _next_statement(ctx: SourceContext, node: cst.CSTNode) -> cst.BaseStatement | None:
@@ -327,7 +327,9 @@ def _is_event_dispatch(ctx: SourceContext, node: cst.If) -> bool:
         return False
     names = {ctx.code(n) for n in ctx.descendants(node.test, m.Name())}
     for loop in ctx.ancestors(node):
-        if isinstance(loop, cst.For) and names & {ctx.code(n) for n in ctx.descendants(loop.target, m.Name())}:
+        if isinstance(loop, cst.For) and names & {
+            ctx.code(n) for n in ctx.descendants(loop.target, m.Name())
+        }:
             return True
     return False
 
@@ -336,23 +338,21 @@ def _is_read(ctx: SourceContext, flag: cst.CSTNode) -> bool:
     """``flag`` is used somewhere other than as an assignment target."""
     targets = {id(t.target) for a in ctx.nodes(cst.Assign) for t in a.targets}
     targets |= {id(a.target) for a in ctx.nodes(cst.AnnAssign) + ctx.nodes(cst.AugAssign)}
-    for node in ctx.nodes(type(flag)):
-        if id(node) not in targets and same_place(ctx, node, flag):
-            parent = ctx.parent(node)
-            if not (isinstance(parent, cst.Attribute) and parent.value is node and type(flag) is cst.Name):
-                return True
-    return False
+    return any(
+        id(ref) not in targets and type(ref) is type(flag) and same_place(ctx, ref, flag)
+        for ref in references(ctx, ctx.module)
+    )
 
 
 def _drives_a_loop(ctx: SourceContext, flag: cst.CSTNode) -> bool:
     """The flag appears in a ``while`` test or in a test inside a loop (``if done: break``):
     starting it True would stop the reading itself, not skip a completeness check."""
     for loop in ctx.nodes(cst.While):
-        if any(same_place(ctx, flag, read) for read in _reads_in(ctx, loop.test)):
+        if any(same_place(ctx, flag, read) for read in references(ctx, loop.test)):
             return True
     for node in ctx.nodes(cst.If):
         if ctx.enclosing(node, (cst.For, cst.While)) is None:
             continue
-        if any(same_place(ctx, flag, read) for read in ctx.descendants(node.test, m.Name() | m.Attribute())):
+        if any(same_place(ctx, flag, read) for read in references(ctx, node.test)):
             return True
     return False

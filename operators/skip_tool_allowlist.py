@@ -27,38 +27,39 @@ import libcst as cst
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
-    _TOOLISH,
-    DENY_WORDS,
-    REGISTRY_WORDS,
+    TOOLISH,
     bypass,
     final_name,
     guard_operands,
     in_tool_context,
     is_literal,
+    is_tool_collection,
     local_values,
+    names_tool,
     node_words,
     words,
 )
 
-_NAME_WORDS = frozenset({"name"}) | _TOOLISH
-_PREDICATES = frozenset({"allowed", "permitted", "allowlisted", "whitelisted", "has", "contains", "exists", "known",
-                         "registered", "supports", "available", "enabled"})
-
-
-def _names_tool(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """``name``, ``block.name``, ``tc.function.name``, ``call["name"]``, ``tool_name``."""
-    return not is_literal(expr) and bool(node_words(ctx, expr) & _NAME_WORDS)
+#: A predicate on a tool name asks one of these: ``is_allowed(name)``, ``registry.has(name)``.
+_PREDICATES = frozenset(
+    {"allowed", "permitted", "allowlisted", "whitelisted", "has", "contains", "exists", "registered", "supports",
+     "available", "enabled"}
+)
 
 
 def _is_lookup(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)``."""
+    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)`` (also inside a walrus)."""
     if isinstance(expr, cst.NamedExpr):
         expr = expr.value
     if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get"):
         return False
-    return bool(node_words(ctx, expr.func.value) & REGISTRY_WORDS) and bool(expr.args) and _names_tool(
-        ctx, expr.args[0].value
-    )
+    return bool(expr.args) and is_tool_collection(ctx, expr.func.value) and names_tool(expr.args[0].value)
+
+
+def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
+    """Tool words in the check itself, or the check sits in tool-handling code: a bare
+    ``allowed`` or ``registry`` is only an allow-list of tools there."""
+    return any(node_words(ctx, part) & TOOLISH for part in parts) or in_tool_context(ctx, parts[0])
 
 
 def _is_allowlist_check(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
@@ -66,22 +67,25 @@ def _is_allowlist_check(ctx: SourceContext, operand: cst.BaseExpression) -> bool
         left, (target,) = operand.left, operand.comparisons
         right = target.comparator
         if isinstance(target.operator, (cst.In, cst.NotIn)):
-            collection = node_words(ctx, right)
-            if not (_names_tool(ctx, left) and collection & (REGISTRY_WORDS | DENY_WORDS)):
+            literal = isinstance(right, (cst.List, cst.Tuple, cst.Set)) and all(
+                is_literal(element.value) for element in right.elements
+            )
+            if not names_tool(left) or not (literal or is_tool_collection(ctx, right)):
                 return False
-            return bool((node_words(ctx, left) | collection) & _TOOLISH) or in_tool_context(ctx, operand)
+            return in_tool_context(ctx, operand) if literal else _about_tools(ctx, operand, right)
         if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(right):
             operand = left
+    if isinstance(operand, cst.NamedExpr) or (isinstance(operand, cst.Call) and _is_lookup(ctx, operand)):
+        return _is_lookup(ctx, operand) and _about_tools(ctx, operand)
     if isinstance(operand, cst.Name):
-        return any(_is_lookup(ctx, value) for value in local_values(ctx, operand))
+        return any(_is_lookup(ctx, value) for value in local_values(ctx, operand)) and _about_tools(ctx, operand)
     if isinstance(operand, cst.Call):
         own = words(final_name(operand) or "")
-        if _is_lookup(ctx, operand):
-            return True
-        return bool(own & _PREDICATES) and bool((own | node_words(ctx, operand.func)) & (REGISTRY_WORDS - {"known"})) and any(
-            _names_tool(ctx, arg.value) for arg in operand.args
-        )
-    return isinstance(operand, cst.NamedExpr) and _is_lookup(ctx, operand)
+        asks = own & _PREDICATES and (own & TOOLISH or is_tool_collection(ctx, operand.func))
+        if isinstance(operand.func, cst.Attribute) and own & _PREDICATES:
+            asks = asks or is_tool_collection(ctx, operand.func.value)
+        return bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
+    return False
 
 
 class SkipToolAllowlist(Operator):

@@ -49,7 +49,10 @@ def _flag_assignments(ctx: SourceContext) -> Iterator[cst.Assign]:
     target = m.Subscript(slice=[key]) | m.Attribute(attr=m.Name(m.MatchIfTrue(ERROR_FLAG_KEYS.__contains__)))
     for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=target)])):
         written = assign.targets[0].target
-        if isinstance(written, cst.Subscript) and string_value(written.slice[0].slice.value) not in ERROR_FLAG_KEYS:
+        if (
+            isinstance(written, cst.Subscript)
+            and string_value(written.slice[0].slice.value) not in ERROR_FLAG_KEYS
+        ):
             continue
         yield assign
 
@@ -72,25 +75,34 @@ def _renders_failure(expr: cst.BaseExpression, caught: str | None) -> bool:
 
 def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
     caught = handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
+    if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
+        return []  # the failure travels on as an exception; whoever catches it reports it
     flags: list[Mutation] = []
     reports: list[Mutation] = []
     for node in walk(handler.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        if (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
             target = words(node.targets[0].target.value)
             if m.matches(node.value, m.Name("True")) and target & _ERROR_FLAG_WORDS:
-                flags.append(Mutation(node.value, _FALSE, f"error flag {ctx.code(node.targets[0].target)} stays False"))
+                flags.append(
+                    Mutation(node.value, _FALSE, f"error flag {ctx.code(node.targets[0].target)} stays False")
+                )
                 continue
             if m.matches(node.value, m.Name("False")) and target & _SUCCESS_FLAG_WORDS:
-                flags.append(Mutation(node.value, _TRUE, f"success flag {ctx.code(node.targets[0].target)} stays True"))
+                flags.append(
+                    Mutation(node.value, _TRUE, f"success flag {ctx.code(node.targets[0].target)} stays True")
+                )
                 continue
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
             value = node.value
             empty = empty_like(value)
             if id(value) not in results and empty is not None and _renders_failure(value, caught):
                 reports.append(Mutation(value, empty, "the caught tool error is reported as an empty result"))
-        if id(node) in results:
-            content = results[id(node)].content
-            if content is not None and _renders_failure(content, caught):
+        for content in results[id(node)].contents if id(node) in results else ():
+            if _renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
                 empty = empty_like(content) or cst.SimpleString('""')
                 reports.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
     return flags or reports
@@ -113,17 +125,17 @@ class SwallowToolError(Operator):
                 "def run(block, tools):\n"
                 "    try:\n"
                 "        out = tools[block.name](**block.input)\n"
-                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": str(out)}\n"
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": str(out)}\n'
                 "    except Exception as e:\n"
-                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": f\"Error: {e}\", \"is_error\": True}\n"
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", "is_error": True}\n'
             ),
             after=(
                 "def run(block, tools):\n"
                 "    try:\n"
                 "        out = tools[block.name](**block.input)\n"
-                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": str(out)}\n"
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": str(out)}\n'
                 "    except Exception as e:\n"
-                "        return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": f\"Error: {e}\", \"is_error\": False}\n"
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", "is_error": False}\n'
             ),
             note="Anthropic is_error flag in a tool_result dict",
         ),
@@ -135,8 +147,8 @@ class SwallowToolError(Operator):
                 "        try:\n"
                 "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
                 "        except Exception as exc:\n"
-                "            content = f\"Error: {type(exc).__name__}: {exc}\"\n"
-                "        messages.append({\"role\": \"tool\", \"tool_call_id\": tc.id, \"content\": str(content)})\n"
+                '            content = f"Error: {type(exc).__name__}: {exc}"\n'
+                '        messages.append({"role": "tool", "tool_call_id": tc.id, "content": str(content)})\n'
             ),
             after=(
                 "import json\n\n"
@@ -145,8 +157,8 @@ class SwallowToolError(Operator):
                 "        try:\n"
                 "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
                 "        except Exception as exc:\n"
-                "            content = \"\"\n"
-                "        messages.append({\"role\": \"tool\", \"tool_call_id\": tc.id, \"content\": str(content)})\n"
+                '            content = ""\n'
+                '        messages.append({"role": "tool", "tool_call_id": tc.id, "content": str(content)})\n'
             ),
             note="OpenAI async runner: no error flag, so the error text becomes empty",
         ),
@@ -157,8 +169,8 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        text = await registry.dispatch(name, arguments)\n"
                 "    except Exception as err:\n"
-                "        return CallToolResult(content=[TextContent(type=\"text\", text=str(err))], isError=True)\n"
-                "    return CallToolResult(content=[TextContent(type=\"text\", text=text)])\n"
+                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], isError=True)\n'
+                '    return CallToolResult(content=[TextContent(type="text", text=text)])\n'
             ),
             after=(
                 "from mcp.types import CallToolResult, TextContent\n\n"
@@ -166,8 +178,8 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        text = await registry.dispatch(name, arguments)\n"
                 "    except Exception as err:\n"
-                "        return CallToolResult(content=[TextContent(type=\"text\", text=str(err))], isError=False)\n"
-                "    return CallToolResult(content=[TextContent(type=\"text\", text=text)])\n"
+                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], isError=False)\n'
+                '    return CallToolResult(content=[TextContent(type="text", text=text)])\n'
             ),
             note="MCP server isError flag",
         ),
@@ -177,7 +189,7 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        return TOOLS[name](**args)\n"
                 "    except Exception as exc:\n"
-                "        return {\"error\": str(exc)}\n"
+                '        return {"error": str(exc)}\n'
             ),
             after=(
                 "def run_tool(name, args):\n"
@@ -226,9 +238,9 @@ class SwallowToolError(Operator):
                 "import anthropic\n\n"
                 "def ask(client, messages):\n"
                 "    try:\n"
-                "        return client.messages.create(model=\"m\", max_tokens=100, messages=messages)\n"
+                '        return client.messages.create(model="m", max_tokens=100, messages=messages)\n'
                 "    except anthropic.APIError as e:\n"
-                "        return f\"Error: {e}\"\n"
+                '        return f"Error: {e}"\n'
             ),
             note="an except around the model call, not a tool",
         ),
@@ -239,9 +251,9 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        result = handlers[call.name](call.input)\n"
                 "    except Exception as exc:\n"
-                "        logging.exception(\"tool %s failed: %s\", call.name, exc)\n"
+                '        logging.exception("tool %s failed: %s", call.name, exc)\n'
                 "        raise ToolError(str(exc)) from exc\n"
-                "    journal.record(\"tool\", tool_use_id=call.id, is_error=result.is_error)\n"
+                '    journal.record("tool", tool_use_id=call.id, is_error=result.is_error)\n'
                 "    return result\n"
             ),
             note="a handler that logs and re-raises, and a journal entry naming is_error",
@@ -252,10 +264,11 @@ class SwallowToolError(Operator):
         results = {id(result.node): result for result in tool_results(ctx)}
         flagged = set()
         for result in results.values():
-            flag = result.error_flag
-            if flag is not None:
+            for flag in result.error_flags:
                 flagged.add(id(ctx.enclosing_function(result.node)))
-                yield Mutation(flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success")
+                yield Mutation(
+                    flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
+                )
         for assign in _flag_assignments(ctx):
             flagged.add(id(ctx.enclosing_function(assign)))
             yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")

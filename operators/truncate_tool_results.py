@@ -18,27 +18,45 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import first_chars, is_literal, local_values, text_values, tool_results
+from operators._tools import first_chars, is_literal, local_values, text_values, tool_results, walk
 
 _CONTAINERS = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp, cst.Set, cst.SetComp, cst.GeneratorExp)
 
 
-def _text_targets(ctx: SourceContext, content: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The expressions whose text reaches the model: the content itself, or its blocks' text."""
+def _appended(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """What is added to the list ``name`` in its function: ``name.append(x)``, ``name.extend(xs)``,
+    ``name += xs``."""
+    scope = ctx.enclosing_function(name) or ctx.module
+    found: list[cst.BaseExpression] = []
+    for node in walk(scope):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+            if node.func.attr.value in ("append", "extend", "insert") and m.matches(node.func.value, m.Name(name.value)):
+                found.append(node.args[-1].value)
+        elif isinstance(node, cst.AugAssign) and m.matches(node.target, m.Name(name.value)):
+            found.append(node.value)
+    return found
+
+
+def _text_targets(ctx: SourceContext, content: cst.BaseExpression, opaque: bool) -> list[cst.BaseExpression]:
+    """The expressions whose text reaches the model: the text of the content's text blocks when
+    it is (or was built as) a list of blocks, else the content itself when it may be text
+    (``opaque``: not for MCP, whose content is always a list of blocks)."""
+    if is_literal(content) or (isinstance(content, cst.Name) and content.value.isupper()):
+        return []  # a constant (``"done"``, ``PLACEHOLDER``): cutting it changes nothing the tool did
     texts = text_values(ctx, content)
-    if not texts and isinstance(content, cst.Name):
-        lists = [v for v in local_values(ctx, content) if isinstance(v, _CONTAINERS)]
-        if lists:
-            texts = [text for value in lists for text in text_values(ctx, value)]
-            return [t for t in texts if not is_literal(t)]
-    if texts:
-        return [t for t in texts if not is_literal(t)]
-    if is_literal(content) or isinstance(content, _CONTAINERS):
-        return []
-    return [content]
+    if texts or isinstance(content, _CONTAINERS):
+        return [text for text in texts if not is_literal(text)]
+    if isinstance(content, cst.Name):
+        values = local_values(ctx, content)
+        if any(isinstance(value, _CONTAINERS) for value in values):
+            built = [target for value in values for target in _text_targets(ctx, value, opaque)]
+            added = [text for value in _appended(ctx, content) for text in text_values(ctx, value)]
+            return built + [text for text in added if not is_literal(text)]
+    return [content] if opaque else []
 
 
 class TruncateToolResults(Operator):
@@ -181,7 +199,5 @@ class TruncateToolResults(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for result in tool_results(ctx):
-            if result.content is None:
-                continue
-            for target in _text_targets(ctx, result.content):
+            for target in (t for content in result.contents for t in _text_targets(ctx, content, result.dialect != "mcp")):
                 yield Mutation(target, first_chars(target), f"{result.label} content cut to its first 10 characters")

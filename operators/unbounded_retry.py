@@ -88,6 +88,16 @@ def _counters(ctx: SourceContext, loop: cst.While) -> list[cst.AugAssign]:
     return [step for step in own(ctx, loop, _STEP) if identifier(step.target) in inputs]
 
 
+def _limit_names(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` mentions an attempt count or a time budget (``attempt``, ``deadline``, ``monotonic()``)."""
+    return any(is_count_name(n) or set(words(n)) & _LIMIT_WORDS for n in identifiers_in(ctx, node))
+
+
+def _bounds_attempts(ctx: SourceContext, test: cst.BaseExpression) -> bool:
+    """A ``while`` test that limits attempts, not one that keeps a worker alive (``not self.stopped``)."""
+    return not m.matches(test, m.Name("True")) and _limit_names(ctx, test)
+
+
 def _give_ups(ctx: SourceContext, loop: cst.While) -> Iterator[cst.BaseExpression]:
     """Tests of ``if`` branches that end the loop on a limit (``if time.monotonic() > deadline: raise``),
     as opposed to branches that go round again (``continue``) or check a status."""
@@ -95,8 +105,7 @@ def _give_ups(ctx: SourceContext, loop: cst.While) -> Iterator[cst.BaseExpressio
         comparisons = ctx.descendants(branch.test, _ORDERING)
         if not comparisons or any(is_status_comparison(ctx, c) for c in comparisons):
             continue
-        names = {n for c in comparisons for n in identifiers_in(ctx, c)}
-        if not any(is_count_name(n) or set(words(n)) & _LIMIT_WORDS for n in names):
+        if not any(_limit_names(ctx, c) for c in comparisons):
             continue
         if control_flow_exits(ctx, branch.body) and not ctx.descendants(branch.body, m.Continue()):
             yield branch.test
@@ -266,7 +275,7 @@ class UnboundedRetry(Operator):
             for step in steps:
                 zero = step.with_changes(value=cst.Integer("0"))
                 yield Mutation(step, zero, f"attempt counter {ctx.code(step.target)} never advances")
-            if not steps and not m.matches(loop.test, m.Name("True")):
+            if not steps and _bounds_attempts(ctx, loop.test):
                 yield Mutation(loop.test, cst.Name("True"), "retry loop condition always holds")
             elif not steps:
                 for test in _give_ups(ctx, loop):

@@ -85,7 +85,21 @@ class Agent:
         self._turns = 0
 
     def run(self, prompt: str) -> str:
-        """Answer ``prompt``, running tools as the model asks; returns the final text."""
+        """Answer ``prompt``, running tools as the model asks; returns the final text.
+
+        A run that fails leaves history as it found it, so the next prompt is not answered in the
+        context of a question that never got an answer (tools that ran are safe to ask for again:
+        side-effecting ones are idempotent).
+        """
+        checkpoint = len(self.history)
+        try:
+            return self._converse(prompt)
+        except AgentError:
+            del self.history[checkpoint:]
+            self.journal.record("rollback", history_length=checkpoint)
+            raise
+
+    def _converse(self, prompt: str) -> str:
         self._remember({"role": "user", "content": prompt})
         for _ in range(self.max_steps):
             message = self._model_turn()

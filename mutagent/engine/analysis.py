@@ -67,7 +67,10 @@ class SourceMap:
         if not hasattr(node, "lineno") or getattr(node, "end_lineno", None) is None:
             return False
         start, end = self.span(node)
-        return start <= (location.start_line, location.start_col) and (location.end_line, location.end_col) <= end
+        return (
+            start <= (location.start_line, location.start_col)
+            and (location.end_line, location.end_col) <= end
+        )
 
     def chain(self, location: Location) -> list[ast.AST]:
         """Nodes from the top-level statement down to the innermost node holding the mutant."""

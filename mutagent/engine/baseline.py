@@ -46,19 +46,35 @@ class Baseline:
         return max(plain, forked)
 
     def to_json(self) -> dict[str, Any]:
-        coverage = {f: {str(line): tests for line, tests in lines.items()} for f, lines in self.coverage.items()}
-        return {"tests": self.tests, "order": self.order, "coverage": coverage, "control": self.control,
-                "imported": self.imported}
+        coverage = {
+            f: {str(line): tests for line, tests in lines.items()} for f, lines in self.coverage.items()
+        }
+        return {
+            "tests": self.tests,
+            "order": self.order,
+            "coverage": coverage,
+            "control": self.control,
+            "imported": self.imported,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Baseline:
-        coverage = {f: {int(line): tests for line, tests in lines.items()} for f, lines in data["coverage"].items()}
-        return cls(tests=data["tests"], order=data["order"], coverage=coverage, control=data.get("control", {}),
-                   imported=data.get("imported", []))
+        coverage = {
+            f: {int(line): tests for line, tests in lines.items()} for f, lines in data["coverage"].items()
+        }
+        return cls(
+            tests=data["tests"],
+            order=data["order"],
+            coverage=coverage,
+            control=data.get("control", {}),
+            imported=data.get("imported", []),
+        )
 
 
 def _meaningful_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= set("=-_ ")]
+    return [
+        line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= set("=-_ ")
+    ]
 
 
 def _error_line(text: str) -> str:
@@ -85,13 +101,20 @@ def run_baseline(
     module name to the copy's file (to detect a shadowing installed copy).
     """
     config_path, out_path, log_path = aux / "baseline.json", aux / "baseline.out.json", aux / "baseline.log"
-    config_path.write_text(json.dumps({"sources": sources, "modules": modules, "out": str(out_path)}),
-                           encoding="utf-8")
+    config_path.write_text(
+        json.dumps({"sources": sources, "modules": modules, "out": str(out_path)}), encoding="utf-8"
+    )
     command = [sys.executable, "-m", "pytest", *pytest_args, "-p", "mutagent.engine.baseline_plugin"]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=copy_root, env={**env, "MUTAGENT_BASELINE": str(config_path)},
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=copy_root,
+            env={**env, "MUTAGENT_BASELINE": str(config_path)},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         returncode = process.wait()
     except BaseException:
@@ -115,8 +138,10 @@ def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> B
             raise BaselineError(f"the target's conftest cannot be loaded: {_error_line(output)}")
         if returncode == 4:
             raise UsageError(f"pytest rejected the test selection: {_error_line(output)}")
-        raise BaselineError(f"the baseline test run ended without a result (pytest exit code {returncode}): "
-                            f"{_error_line(output)}")
+        raise BaselineError(
+            f"the baseline test run ended without a result (pytest exit code {returncode}): "
+            f"{_error_line(output)}"
+        )
     if result["shadowed"]:
         first = result["shadowed"][0]
         raise UsageError(
@@ -128,8 +153,10 @@ def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> B
         first = result["collect_errors"][0]
         more = len(result["collect_errors"]) - 1
         where = first["nodeid"] or "the test session"
-        raise BaselineError(f"cannot collect the target's tests: {where}: {first['message']}"
-                            + (f" (and {more} more)" if more else ""))
+        raise BaselineError(
+            f"cannot collect the target's tests: {where}: {first['message']}"
+            + (f" (and {more} more)" if more else "")
+        )
     if returncode == 5 or not result["collected"]:
         raise UsageError("pytest collected no tests in the target (check --tests)")
     tests: dict[str, dict[str, Any]] = result["tests"]
@@ -137,14 +164,21 @@ def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> B
     if failing:
         shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
         why = tests[failing[0]].get("message") or "failed"
-        raise BaselineError(f"the test suite is not green without mutants: {len(failing)} failing: {shown} "
-                            f"({failing[0]}: {why})")
+        raise BaselineError(
+            f"the test suite is not green without mutants: {len(failing)} failing: {shown} "
+            f"({failing[0]}: {why})"
+        )
     if returncode not in (0, 1):
-        raise MutagentError(f"the baseline test run failed (pytest exit code {returncode}): {_error_line(output)}",
-                            exitcodes.BASELINE_FAILED)
-    baseline = Baseline(tests=tests, order=result["collected"],
-                        coverage={f: {int(k): v for k, v in lines.items()} for f, lines in result["coverage"].items()},
-                        imported=result.get("imported", []))
+        raise MutagentError(
+            f"the baseline test run failed (pytest exit code {returncode}): {_error_line(output)}",
+            exitcodes.BASELINE_FAILED,
+        )
+    baseline = Baseline(
+        tests=tests,
+        order=result["collected"],
+        coverage={f: {int(k): v for k, v in lines.items()} for f, lines in result["coverage"].items()},
+        imported=result.get("imported", []),
+    )
     if not baseline.passing:
         raise UsageError("no test of the target passes (all skipped?): nothing can kill a mutant")
     return baseline

@@ -83,8 +83,11 @@ def run_child(
             nextitem = items[position + 1] if position + 1 < len(items) else None
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             record = reports.get(item.nodeid) or {
-                "nodeid": item.nodeid, "outcome": "failed", "duration": 0.0,
-                "message": "pytest produced no report for this test", "text": "",
+                "nodeid": item.nodeid,
+                "outcome": "failed",
+                "duration": 0.0,
+                "message": "pytest produced no report for this test",
+                "text": "",
             }
             send(out_fd, ("test", record))
             if fast and record["outcome"] == "failed":

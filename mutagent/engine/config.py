@@ -155,8 +155,10 @@ def build_config(root: Path, cli: Mapping[str, Any]) -> EngineConfig:
             continue
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise UsageError(f"unknown key {raw_key!r} in [tool.mutagent] of {root / 'pyproject.toml'} "
-                             f"(known keys: {known})")
+            raise UsageError(
+                f"unknown key {raw_key!r} in [tool.mutagent] of {root / 'pyproject.toml'} "
+                f"(known keys: {known})"
+            )
         name, parse = KEYS[key]
         setattr(config, name, parse(f"[tool.mutagent] {raw_key}", value))
     for key, (name, parse) in KEYS.items():

@@ -15,7 +15,14 @@ from pathlib import Path, PurePosixPath
 from mutagent.errors import UsageError
 
 SKIPPED_DIR_NAMES = {
-    "__pycache__", "build", "dist", "node_modules", "site-packages", "venv", "virtualenv", "htmlcov",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+    "virtualenv",
+    "htmlcov",
 }
 TEST_DIR_NAMES = {"tests", "test"}
 NOT_SOURCES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py"}
@@ -119,8 +126,11 @@ def _explicit_sources(root: Path, paths: list[str], all_files: list[PurePosixPat
             matches = [relative]
         elif candidate.is_dir():
             prefix = relative.parts if str(relative) != "." else ()
-            matches = [f for f in all_files if f.parts[: len(prefix)] == prefix and f.suffix == ".py"
-                       and not is_test_file(f)]
+            matches = [
+                f
+                for f in all_files
+                if f.parts[: len(prefix)] == prefix and f.suffix == ".py" and not is_test_file(f)
+            ]
         else:
             raise UsageError(f"--paths {given!r} does not exist in {root}")
         if not matches:

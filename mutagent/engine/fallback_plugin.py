@@ -48,7 +48,20 @@ class _MutantLoader(importlib.abc.Loader):
             _state["harness_error"] = traceback.format_exc()
             raise
         _state["loaded"] = True
-        exec(code, module.__dict__)
+        try:
+            exec(code, module.__dict__)
+        except BaseException:  # noqa: B036 - recorded, then re-raised exactly as an import would
+            _state["import_error"] = traceback.format_exc(limit=-6)
+            _write(
+                {
+                    "partial": True,
+                    "loaded": True,
+                    "harness_error": None,
+                    "tests": [],
+                    "import_error": _state["import_error"],
+                }
+            )
+            raise
 
     def get_source(self, fullname: str) -> str:
         return str(_spec["source"])
@@ -60,7 +73,9 @@ class _MutantFinder(importlib.abc.MetaPathFinder):
             return None
         is_package = os.path.basename(_spec["path"]) == "__init__.py"
         return importlib.util.spec_from_file_location(
-            fullname, _spec["path"], loader=_MutantLoader(),
+            fullname,
+            _spec["path"],
+            loader=_MutantLoader(),
             submodule_search_locations=[os.path.dirname(_spec["path"])] if is_package else None,
         )
 
@@ -76,8 +91,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        _collect_errors.append({"nodeid": report.nodeid, "message": short_message(report),
-                                "text": str(getattr(report, "longreprtext", ""))[-3000:]})
+        _collect_errors.append(
+            {
+                "nodeid": report.nodeid,
+                "message": short_message(report),
+                "text": str(getattr(report, "longreprtext", ""))[-3000:],
+            }
+        )
 
 
 def _selected_failed_by_collection(args: list[str]) -> list[dict[str, Any]]:
@@ -86,16 +106,35 @@ def _selected_failed_by_collection(args: list[str]) -> list[dict[str, Any]]:
         for error in _collect_errors:
             prefix = error["nodeid"]
             if prefix and (nodeid == prefix or nodeid.startswith(prefix + "::")) and nodeid not in _tests:
-                failed.append({"nodeid": nodeid, "outcome": "failed", "duration": 0.0,
-                               "message": f"collection: {error['message']}", "text": error["text"]})
+                failed.append(
+                    {
+                        "nodeid": nodeid,
+                        "outcome": "failed",
+                        "duration": 0.0,
+                        "message": f"collection: {error['message']}",
+                        "text": error["text"],
+                    }
+                )
                 break
     return failed
+
+
+def _write(result: dict[str, Any]) -> None:
+    """Write the result file (also early, when importing the mutant raised: pytest may then stop
+    before the session finishes, e.g. when a conftest cannot import the target)."""
+    with open(_spec["out"], "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     args = [str(arg) for arg in session.config.args]
     tests = list(_tests.values()) + _selected_failed_by_collection(args)
-    result = {"exitstatus": int(exitstatus), "loaded": _state["loaded"],
-              "harness_error": _state["harness_error"], "tests": tests}
-    with open(_spec["out"], "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    _write(
+        {
+            "exitstatus": int(exitstatus),
+            "loaded": _state["loaded"],
+            "harness_error": _state["harness_error"],
+            "tests": tests,
+            "import_error": _state.get("import_error"),
+        }
+    )

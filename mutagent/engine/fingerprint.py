@@ -44,22 +44,39 @@ def conftests_above(test_file: str, files: dict[str, str]) -> list[str]:
     return found
 
 
-def mutant_fingerprint(mutant: Mutant, statement_source: str, covering: Iterable[str],
-                       files: dict[str, str], fast: bool) -> str:
+def mutant_fingerprint(
+    mutant: Mutant, statement_source: str, covering: Iterable[str], files: dict[str, str], fast: bool
+) -> str:
     tests = sorted(set(covering))
     test_files = sorted({nodeid.split("::", 1)[0] for nodeid in tests})
     related = sorted({c for f in test_files for c in conftests_above(f, files)} | set(test_files))
     return digest(
-        "mutant-v1", mutant.id, mutant.operator, mutant.replacement, statement_source, "fast" if fast else "full",
-        json.dumps(tests), *[f"{name}\x01{file_digest(files.get(name, ''))}" for name in related],
+        "mutant-v1",
+        mutant.id,
+        mutant.operator,
+        mutant.replacement,
+        statement_source,
+        "fast" if fast else "full",
+        json.dumps(tests),
+        *[f"{name}\x01{file_digest(files.get(name, ''))}" for name in related],
     )
 
 
-def baseline_key(root: Path, files: dict[str, str], config_texts: dict[str, str], test_args: list[str] | None,
-                 pass_env: list[str]) -> str:
+def baseline_key(
+    root: Path,
+    files: dict[str, str],
+    config_texts: dict[str, str],
+    test_args: list[str] | None,
+    pass_env: list[str],
+) -> str:
     return digest(
-        "baseline-v1", __version__, sys.version, pytest.__version__, root.name,
-        json.dumps(test_args), json.dumps(sorted(pass_env)),
+        "baseline-v1",
+        __version__,
+        sys.version,
+        pytest.__version__,
+        root.name,
+        json.dumps(test_args),
+        json.dumps(sorted(pass_env)),
         *[f"{name}\x01{file_digest(text)}" for name, text in sorted(files.items())],
         *[f"{name}\x01{file_digest(text)}" for name, text in sorted(config_texts.items())],
     )

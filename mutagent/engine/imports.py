@@ -74,7 +74,7 @@ class ImportGraph:
         return closure
 
 
-def tests_in(files: Iterable[str], tests: Iterable[str]) -> set[str]:
+def select_tests_in(files: Iterable[str], tests: Iterable[str]) -> set[str]:
     """Tests defined in ``files``; a ``conftest.py`` stands for every test below its directory."""
     files = set(files)
     prefixes = tuple(f[: -len("conftest.py")] for f in files if f.split("/")[-1] == "conftest.py")

@@ -17,7 +17,7 @@ from typing import Any
 from mutagent.engine.analysis import Locus, SourceMap, find_code, locate
 from mutagent.engine.baseline import Baseline
 from mutagent.engine.fingerprint import mutant_fingerprint
-from mutagent.engine.imports import ImportGraph, tests_in
+from mutagent.engine.imports import ImportGraph, select_tests_in
 from mutagent.model import Mutant, Status
 
 FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests
@@ -39,8 +39,17 @@ class Plan:
 class Planner:
     """Plans for the mutants of one run."""
 
-    def __init__(self, sources: dict[str, str], files: dict[str, str], baseline: Baseline, excluded: set[str],
-                 fast: bool, timeout_factor: float, timeout_constant: float, graph: ImportGraph) -> None:
+    def __init__(
+        self,
+        sources: dict[str, str],
+        files: dict[str, str],
+        baseline: Baseline,
+        excluded: set[str],
+        fast: bool,
+        timeout_factor: float,
+        timeout_constant: float,
+        graph: ImportGraph,
+    ) -> None:
         self.sources = sources
         self.graph = graph
         self.files = files  # every source and test file's text, for fingerprints
@@ -62,8 +71,12 @@ class Planner:
         if locus.file_wide:
             # import-time code: whoever imports the module (directly or not) may depend on it
             dependents = self.graph.dependents(file)
-            tests = {t for f in dependents for line_tests in self.baseline.coverage.get(f, {}).values()
-                     for t in line_tests} | tests_in(dependents, self.usable)
+            tests = {
+                t
+                for f in dependents
+                for line_tests in self.baseline.coverage.get(f, {}).values()
+                for t in line_tests
+            } | select_tests_in(dependents, self.usable)
             tests &= self.usable_set
             if not tests and file in self.baseline.imported:
                 tests = set(self.usable)  # imported, but by nothing we can see statically

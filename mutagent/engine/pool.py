@@ -96,9 +96,16 @@ class Pool:
         env = dict(self.env)
         env["MUTAGENT_WORKER_FDS"] = f"{to_read},{from_write}"
         with open(log, "wb") as handle:
-            process = subprocess.Popen(self.command, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
-                                       stdout=handle, stderr=subprocess.STDOUT, pass_fds=(to_read, from_write),
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                self.command,
+                cwd=self.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                pass_fds=(to_read, from_write),
+                start_new_session=True,
+            )
         os.close(to_read)
         os.close(from_write)
         worker = _Worker(slot, process, to_write, from_read, log, time.monotonic())
@@ -143,8 +150,12 @@ class Pool:
         self.selector.close()
 
     # --- the loop ------------------------------------------------------------------------
-    def run(self, jobs: list[Job], on_result: Callable[[Job, dict[str, Any]], None],
-            on_tick: Callable[[], None] | None = None) -> None:
+    def run(
+        self,
+        jobs: list[Job],
+        on_result: Callable[[Job, dict[str, Any]], None],
+        on_tick: Callable[[], None] | None = None,
+    ) -> None:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)."""
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
@@ -169,8 +180,9 @@ class Pool:
         except OSError:
             pass  # its death shows up as end-of-file on the other pipe
 
-    def _on_readable(self, worker: _Worker, queue: deque[Job],
-                     on_result: Callable[[Job, dict[str, Any]], None]) -> None:
+    def _on_readable(
+        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, dict[str, Any]], None]
+    ) -> None:
         message = recv(worker.from_worker)
         if message is None:
             self._on_death(worker, queue, on_result, None)
@@ -197,22 +209,34 @@ class Pool:
                 f"{first['expected']} (an installed copy of the target shadows it; uninstall it or run "
                 "mutagent from another environment)"
             )
-        raise MutagentError(f"a worker could not start: {message.get('message')}: {_log_tail(worker.log, 500)}",
-                            exitcodes.INTERNAL_ERROR)
+        raise MutagentError(
+            f"a worker could not start: {message.get('message')}: {_log_tail(worker.log, 500)}",
+            exitcodes.INTERNAL_ERROR,
+        )
 
-    def _on_death(self, worker: _Worker, queue: deque[Job],
-                  on_result: Callable[[Job, dict[str, Any]], None], why: str | None) -> None:
+    def _on_death(
+        self,
+        worker: _Worker,
+        queue: deque[Job],
+        on_result: Callable[[Job, dict[str, Any]], None],
+        why: str | None,
+    ) -> None:
         was_starting = worker.state == "starting"
         job = worker.job
         self._retire(worker)
         code = worker.process.returncode
-        how = why or (f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
-                      else f"exited with code {code}")
+        how = why or (
+            f"was killed by signal {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exited with code {code}"
+        )
         if was_starting:
             self.startup_failures += 1
             if self.startup_failures >= MAX_STARTUP_FAILURES:
-                raise MutagentError(f"worker processes keep dying at startup (last one {how}): "
-                                    f"{_log_tail(worker.log, 800)}", exitcodes.INTERNAL_ERROR)
+                raise MutagentError(
+                    f"worker processes keep dying at startup (last one {how}): {_log_tail(worker.log, 800)}",
+                    exitcodes.INTERNAL_ERROR,
+                )
         self.restarts += 1
         self.workers[self.workers.index(worker)] = self._spawn(worker.slot)
         if job is None:
@@ -221,9 +245,19 @@ class Pool:
         if job.attempts < 2:
             queue.appendleft(job)
         else:
-            on_result(job, {"type": "result", "id": job.id, "status": "worker_died", "tests": [], "running": None,
-                            "mode": "?", "elapsed": 0.0,
-                            "detail": f"the worker process {how} while running this job, twice"})
+            on_result(
+                job,
+                {
+                    "type": "result",
+                    "id": job.id,
+                    "status": "worker_died",
+                    "tests": [],
+                    "running": None,
+                    "mode": "?",
+                    "elapsed": 0.0,
+                    "detail": f"the worker process {how} while running this job, twice",
+                },
+            )
 
     def worker_startup(self) -> float:
         """Longest observed worker start (interpreter + imports + collection), in seconds."""

@@ -11,13 +11,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from mutagent.model import Status
 
-PLAIN_INTERVAL = 10.0  # seconds between plain progress lines when nothing else triggers one
+PLAIN_INTERVAL = 30.0  # seconds between plain progress lines when nothing else triggers one
 
 
 class RunProgress:
     """Counts per status, rendered live (TTY) or as a plain line every 10 % / 10 s (no TTY)."""
 
-    def __init__(self, console: Console, total: int, label: str = "mutants", show_counts: bool = True) -> None:
+    def __init__(
+        self, console: Console, total: int, label: str = "mutants", show_counts: bool = True
+    ) -> None:
         self.console = console
         self.show_counts = show_counts
         self.total = total
@@ -35,16 +37,22 @@ class RunProgress:
     def __enter__(self) -> RunProgress:
         if self.live and self.total:
             self._bar = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[counts]}"), TextColumn("ETA"), TimeRemainingColumn(),
-                console=self.console, transient=False,
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=False,
             )
             self._bar.__enter__()
             self._task = self._bar.add_task(self.label, total=self.total, counts=self._counts_text())
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._bar is not None:
             self._bar.__exit__(kind, value, tb)
         elif self.total and kind is None and self._printed != self.done:
@@ -54,9 +62,11 @@ class RunProgress:
         if not self.show_counts:
             return ""
         c = self.counts
-        return (f"[green]killed {c[Status.KILLED]}[/] [red]survived {c[Status.SURVIVED]}[/] "
-                f"[green]timeout {c[Status.TIMEOUT]}[/]"
-                + (f" [yellow]errors {c[Status.RUNTIME_ERROR]}[/]" if c[Status.RUNTIME_ERROR] else ""))
+        return (
+            f"[green]killed {c[Status.KILLED]}[/] [red]survived {c[Status.SURVIVED]}[/] "
+            f"[green]timeout {c[Status.TIMEOUT]}[/]"
+            + (f" [yellow]errors {c[Status.RUNTIME_ERROR]}[/]" if c[Status.RUNTIME_ERROR] else "")
+        )
 
     def advance(self, status: Status) -> None:
         self.done += 1
@@ -84,13 +94,20 @@ class RunProgress:
         fraction = int(10 * self.done / self.total)
         if not force and fraction == self._last_fraction and now - self._last_line < PLAIN_INTERVAL:
             return
-        if not force and self.done == 0 and now - self.started < PLAIN_INTERVAL:
+        if not force and self.done == 0:
             return
         self._last_line, self._last_fraction, self._printed = now, fraction, self.done
         c = self.counts
-        counts = (f"killed {c[Status.KILLED]}, survived {c[Status.SURVIVED]}, timeout {c[Status.TIMEOUT]}, "
-                  f"runtime errors {c[Status.RUNTIME_ERROR]}, " if self.show_counts else "")
+        counts = (
+            f"killed {c[Status.KILLED]}, survived {c[Status.SURVIVED]}, timeout {c[Status.TIMEOUT]}, "
+            f"runtime errors {c[Status.RUNTIME_ERROR]}, "
+            if self.show_counts
+            else ""
+        )
+        percent = 100 * self.done // self.total
         self.console.print(
-            f"{self.label} {self.done}/{self.total} ({100 * self.done // self.total}%): {counts}ETA {self._eta()}",
-            markup=False, highlight=False, soft_wrap=True,
+            f"{self.label} {self.done}/{self.total} ({percent}%): {counts}ETA {self._eta()}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )

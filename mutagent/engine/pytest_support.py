@@ -28,8 +28,10 @@ def full_text(report: Any, limit: int = 4000) -> str:
 
 def add_report(tests: dict[str, dict[str, Any]], report: Any) -> dict[str, Any]:
     """Fold one phase report (setup/call/teardown) into the per-test record in ``tests``."""
-    entry = tests.setdefault(report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "duration": 0.0,
-                                             "message": "", "text": ""})
+    entry = tests.setdefault(
+        report.nodeid,
+        {"nodeid": report.nodeid, "outcome": "passed", "duration": 0.0, "message": "", "text": ""},
+    )
     entry["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
     if report.failed:
         if entry["outcome"] != "failed":

@@ -20,6 +20,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 from rich.console import Console
 
+from mutagent import exitcodes
 from mutagent.console import warning
 from mutagent.engine import sandbox
 from mutagent.engine.baseline import Baseline, run_baseline
@@ -31,7 +32,6 @@ from mutagent.engine.mutants import MutantSource, OperatorMutants
 from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.pool import Job, Pool
 from mutagent.engine.progress import RunProgress
-from mutagent import exitcodes
 from mutagent.errors import BaselineError, MutagentError, UsageError
 from mutagent.model import Mutant, MutantResult, Status, TestInfo
 from mutagent.store import STORE_DIR, Store
@@ -83,7 +83,9 @@ def _has_pytest_config(root: Path) -> bool:
 class Engine:
     """One ``mutagent run`` over one target."""
 
-    def __init__(self, config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> None:
+    def __init__(
+        self, config: EngineConfig, console: Console, mutant_source: MutantSource | None = None
+    ) -> None:
         self.config = config
         self.console = console
         self.mutant_source = mutant_source
@@ -106,8 +108,10 @@ class Engine:
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            raise UsageError(f"another mutagent run is already using {self.config.root} "
-                             f"(lock {lock_path}); wait for it or stop it") from None
+            raise UsageError(
+                f"another mutagent run is already using {self.config.root} "
+                f"(lock {lock_path}); wait for it or stop it"
+            ) from None
         try:
             store = Store.open(self.root, warn=warning)
             try:
@@ -134,7 +138,9 @@ class Engine:
         self._read_files()
         mutants = self._generate(store, source)
         self.stats.mutants = len(mutants)
-        key = baseline_key(self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env)
+        key = baseline_key(
+            self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env
+        )
         cached = store.load_baseline(key)
         if cached is not None:
             baseline = Baseline.from_json(cached)
@@ -144,12 +150,22 @@ class Engine:
             store.save_baseline(key, baseline.to_json())
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
-        planner = Planner({f: self.files[f] for f in self.target.sources}, self.files, baseline, excluded,
-                          self.config.fast, self.config.timeout_factor, self.config.timeout_constant, graph)
+        planner = Planner(
+            {f: self.files[f] for f in self.target.sources},
+            self.files,
+            baseline,
+            excluded,
+            self.config.fast,
+            self.config.timeout_factor,
+            self.config.timeout_constant,
+            graph,
+        )
         plans = [planner.plan(m) for m in mutants]
         fingerprints = {p.mutant.id: p.fingerprint for p in plans}
-        tests = [TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
-                 for n in baseline.order]
+        tests = [
+            TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
+            for n in baseline.order
+        ]
         store.set_run(mutants, fingerprints, tests, {f: self.files[f] for f in self.target.sources})
         finished = store.finished(fingerprints)
         self.stats.reused = len(finished)
@@ -192,8 +208,10 @@ class Engine:
                 except MutagentError:
                     raise
                 except Exception as exc:  # an operator bug must not become a traceback
-                    raise MutagentError(f"generating the mutants of {relative} failed: "
-                                        f"{type(exc).__name__}: {exc}", exitcodes.INTERNAL_ERROR) from exc
+                    raise MutagentError(
+                        f"generating the mutants of {relative} failed: {type(exc).__name__}: {exc}",
+                        exitcodes.INTERNAL_ERROR,
+                    ) from exc
                 store.save_generated(relative, file_key, cached)
             for mutant in cached:
                 if mutant.id not in seen:
@@ -217,8 +235,15 @@ class Engine:
 
     def _common_args(self) -> list[str]:
         workspace = self._ensure_workspace()
-        args = ["--rootdir", str(self.copy_root), "--confcutdir", str(self.copy_root), "-p", "no:cacheprovider",
-                "-q"]
+        args = [
+            "--rootdir",
+            str(self.copy_root),
+            "--confcutdir",
+            str(self.copy_root),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ]
         if not _has_pytest_config(self.copy_root):
             ini = workspace.aux / "pytest.ini"
             ini.write_text("[pytest]\n", encoding="utf-8")
@@ -239,8 +264,9 @@ class Engine:
 
     def _fresh_baseline(self) -> Baseline:
         self._ensure_workspace()
-        self.console.print(f"[dim]baseline: running the test suite of {self.config.root} once with "
-                           "per-test coverage...[/]")
+        self.console.print(
+            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]"
+        )
         baseline = run_baseline(
             copy_root=self.copy_root,
             aux=self.workspace.aux,  # type: ignore[union-attr]
@@ -260,13 +286,22 @@ class Engine:
                 "modules": self._module_map(),
                 "aux": str(workspace.aux),
                 "root": str(self.copy_root),
-                "fallback_args": [a for a in (self.config.tests or []) if not _is_path_argument(a, self.copy_root)]
+                "fallback_args": [
+                    a for a in (self.config.tests or []) if not _is_path_argument(a, self.copy_root)
+                ]
                 + self._common_args(),
             }
             config_path = workspace.aux / "worker.json"
             config_path.write_text(json.dumps(config), encoding="utf-8")
-            command = [sys.executable, "-m", "pytest", *(self.config.tests or []), *self._common_args(),
-                       "-p", "mutagent.engine.worker_plugin"]
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *(self.config.tests or []),
+                *self._common_args(),
+                "-p",
+                "mutagent.engine.worker_plugin",
+            ]
             size = max(1, min(self.config.workers, jobs))
             env = {**self.env, "MUTAGENT_WORKER": str(config_path)}
             self.pool = Pool(size, command, self.copy_root, env, workspace.aux)
@@ -281,19 +316,30 @@ class Engine:
         jobs = []
         for nodeid in passing:
             timeout = baseline.duration(nodeid) * self.config.timeout_factor + self.config.timeout_constant
-            payload = {"tests": [nodeid], "fast": False, "timeout": timeout + FORK_ALLOWANCE, "swap": [],
-                       "fallback": None}
+            payload = {
+                "tests": [nodeid],
+                "fast": False,
+                "timeout": timeout + FORK_ALLOWANCE,
+                "swap": [],
+                "fallback": None,
+            }
             jobs.append(Job(f"control:{nodeid}", payload, watchdog=timeout + FORK_ALLOWANCE, data=nodeid))
 
         def on_result(job: Job, result: dict[str, Any]) -> None:
             record = next((t for t in result.get("tests", []) if t["nodeid"] == job.data), None)
             if result["status"] == "done" and record is not None:
-                baseline.control[job.data] = {"outcome": record["outcome"], "duration": record["duration"],
-                                              "message": record.get("message", "")}
+                baseline.control[job.data] = {
+                    "outcome": record["outcome"],
+                    "duration": record["duration"],
+                    "message": record.get("message", ""),
+                }
             else:
                 lines = (result.get("detail") or "").strip().splitlines()
-                baseline.control[job.data] = {"outcome": result["status"], "duration": 0.0,
-                                              "message": lines[-1] if lines else ""}
+                baseline.control[job.data] = {
+                    "outcome": result["status"],
+                    "duration": 0.0,
+                    "message": lines[-1] if lines else "",
+                }
             progress.advance(Status.PENDING)
 
         with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
@@ -310,7 +356,9 @@ class Engine:
             message = info.get("message") or ""
             return f"{nodeid} ({info.get('outcome', 'not run')}{': ' + message if message else ''})"
 
-        shown = "; ".join(describe(n) for n in flaky[:5]) + (f"; and {len(flaky) - 5} more" if len(flaky) > 5 else "")
+        shown = "; ".join(describe(n) for n in flaky[:5]) + (
+            f"; and {len(flaky) - 5} more" if len(flaky) > 5 else ""
+        )
         if not self.config.exclude_flaky:
             raise BaselineError(
                 f"{len(flaky)} tests pass in a plain pytest run but not when run alone in mutagent's forked "
@@ -322,8 +370,13 @@ class Engine:
     # --- mutants -------------------------------------------------------------------------
     def _decided_result(self, plan: Plan) -> MutantResult:
         assert plan.status is not None
-        return MutantResult(plan.mutant.id, plan.status, covered_by=list(plan.covering), error=plan.error,
-                            status_reason=plan.reason)
+        return MutantResult(
+            plan.mutant.id,
+            plan.status,
+            covered_by=list(plan.covering),
+            error=plan.error,
+            status_reason=plan.reason,
+        )
 
     def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
         started = time.monotonic()
@@ -388,19 +441,25 @@ def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
         running = result.get("running")
         if running and running not in mutant_result.tests_run:
             mutant_result.tests_run.append(running)
-        mutant_result.status_reason = (f"timed out after {plan.timeout:.1f}s"
-                                       + (f" while running {running}" if running else ""))
+        mutant_result.status_reason = f"timed out after {plan.timeout:.1f}s" + (
+            f" while running {running}" if running else ""
+        )
     else:
         running = result.get("running")
         mutant_result.error = str(result.get("detail") or status_name)
-        mutant_result.status_reason = ("the test process crashed" if status_name == "crash"
-                                       else "the worker process died" if status_name == "worker_died"
-                                       else "harness error") + (f" while running {running}" if running else "")
+        mutant_result.status_reason = (
+            "the test process crashed"
+            if status_name == "crash"
+            else "the worker process died"
+            if status_name == "worker_died"
+            else "harness error"
+        ) + (f" while running {running}" if running else "")
     if result.get("mode") == "fallback" and result.get("fallback_reason"):
-        mutant_result.status_reason = f"{mutant_result.status_reason} [fresh import: {result['fallback_reason']}]"
+        mutant_result.status_reason = (
+            f"{mutant_result.status_reason} [fresh import: {result['fallback_reason']}]"
+        )
     return mutant_result
 
 
 def run_engine(config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> RunStats:
     return Engine(config, console, mutant_source).run()
-

@@ -60,8 +60,9 @@ def create_workspace(root: Path) -> Workspace:
     workspace = Workspace(Path(tempfile.mkdtemp(prefix=PREFIX)).resolve())
     workspace.work.mkdir()
     workspace.lib.mkdir(parents=True)
-    shutil.copytree(root, workspace.copy_of(root), ignore=_ignore, symlinks=False,
-                    ignore_dangling_symlinks=True)
+    shutil.copytree(
+        root, workspace.copy_of(root), ignore=_ignore, symlinks=False, ignore_dangling_symlinks=True
+    )
     package_dir = Path(__file__).resolve().parent.parent
     (workspace.lib / "mutagent").symlink_to(package_dir, target_is_directory=True)
     (workspace.aux / "owner.pid").write_text(str(os.getpid()))
@@ -99,7 +100,8 @@ def scrub_environment(environ: dict[str, str], pass_env: list[str]) -> dict[str,
     env = {
         name: value
         for name, value in environ.items()
-        if name in allowed or not (SECRET_NAME.search(name) or name in DROPPED or name.startswith("COV_CORE_"))
+        if name in allowed
+        or not (SECRET_NAME.search(name) or name in DROPPED or name.startswith("COV_CORE_"))
     }
     env.setdefault("PYTHONHASHSEED", "0")  # same set/dict order in the baseline and in the workers
     env["COVERAGE_CORE"] = "ctrace"  # dynamic contexts need a tracer core (sysmon lacks them)
@@ -107,7 +109,9 @@ def scrub_environment(environ: dict[str, str], pass_env: list[str]) -> dict[str,
     return env
 
 
-def test_environment(workspace: Workspace, import_roots: list[str], base_env: dict[str, str]) -> dict[str, str]:
+def test_environment(
+    workspace: Workspace, import_roots: list[str], base_env: dict[str, str]
+) -> dict[str, str]:
     """``base_env`` with the copy's import roots first on ``PYTHONPATH``, then mutagent's helpers."""
     entries = [str(workspace.work / root) if root else str(workspace.work) for root in import_roots]
     entries.append(str(workspace.lib))

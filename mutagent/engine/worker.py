@@ -11,6 +11,7 @@ its own pipe from the engine: if the engine dies, the worker kills its child and
 
 from __future__ import annotations
 
+import gc
 import json
 import marshal
 import os
@@ -50,8 +51,9 @@ def _kill_group(pid: int) -> None:
 class Worker:
     """The job loop of one worker process (runs inside ``pytest_runtestloop``)."""
 
-    def __init__(self, session: Any, config: dict[str, Any], reports: dict[str, dict[str, Any]],
-                 started: float) -> None:
+    def __init__(
+        self, session: Any, config: dict[str, Any], reports: dict[str, dict[str, Any]], started: float
+    ) -> None:
         self.session = session
         self.config = config
         self.reports = reports
@@ -66,8 +68,14 @@ class Worker:
     def serve(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
         if self.session.testsfailed:
-            send(self.out_fd, {"type": "fatal", "kind": "collect",
-                               "message": f"{self.session.testsfailed} errors while collecting the tests"})
+            send(
+                self.out_fd,
+                {
+                    "type": "fatal",
+                    "kind": "collect",
+                    "message": f"{self.session.testsfailed} errors while collecting the tests",
+                },
+            )
             return
         from mutagent.engine.pytest_support import shadow_check
 
@@ -76,8 +84,18 @@ class Worker:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
         self.index = child_mod.build_index(self.config["targets"])
-        send(self.out_fd, {"type": "ready", "pid": os.getpid(), "collected": list(self.items),
-                           "startup": self.startup, "live_functions": len(self.index)})
+        gc.collect()
+        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
+        send(
+            self.out_fd,
+            {
+                "type": "ready",
+                "pid": os.getpid(),
+                "collected": list(self.items),
+                "startup": self.startup,
+                "live_functions": len(self.index),
+            },
+        )
         while True:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
@@ -100,8 +118,12 @@ class Worker:
         started = time.monotonic()
         missing = [nodeid for nodeid in job["tests"] if nodeid not in self.items]
         if missing:
-            result = {"status": "error", "detail": f"tests not collected by the worker: {', '.join(missing)}",
-                      "tests": [], "running": None}
+            result = {
+                "status": "error",
+                "detail": f"tests not collected by the worker: {', '.join(missing)}",
+                "tests": [],
+                "running": None,
+            }
             mode = "none"
         else:
             mode, swaps, why = self._choose_mode(job)
@@ -198,16 +220,30 @@ class Worker:
         stem = f"fallback-{os.getpid()}-{self.jobs_done}"
         spec_path, out_path, log_path = (aux / f"{stem}.json", aux / f"{stem}.out.json", aux / f"{stem}.log")
         spec_path.write_text(json.dumps({**fallback, "out": str(out_path)}), encoding="utf-8")
-        command = [sys.executable, "-m", "pytest", *job["tests"], *self.config["fallback_args"],
-                   "-p", "mutagent.engine.fallback_plugin"]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            *job["tests"],
+            *self.config["fallback_args"],
+            "-p",
+            "mutagent.engine.fallback_plugin",
+        ]
         if job.get("fast"):
             command.append("-x")
         env = {k: v for k, v in os.environ.items() if not k.startswith("MUTAGENT_WORKER")}
         env["MUTAGENT_FALLBACK"] = str(spec_path)
         timeout = float(job.get("fallback_timeout") or float(job["timeout"]) + 2 * self.startup + 1.0)
         with open(log_path, "wb") as log:
-            process = subprocess.Popen(command, cwd=self.config["root"], env=env, stdin=subprocess.DEVNULL,
-                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=self.config["root"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.current_group = process.pid
         try:
             status = self._watch_process(process, timeout)
@@ -215,9 +251,13 @@ class Worker:
             self.current_group = None
         try:
             if status == "timeout":
-                return {"status": "timeout", "tests": [], "running": None,
-                        "detail": f"fresh-import run gave no result within {timeout:.1f}s"}
-            return self._fallback_result(out_path, log_path, process.returncode)
+                return {
+                    "status": "timeout",
+                    "tests": [],
+                    "running": None,
+                    "detail": f"fresh-import run gave no result within {timeout:.1f}s",
+                }
+            return self._fallback_result(out_path, log_path, process.returncode, job["tests"])
         finally:
             for path in (spec_path, out_path, log_path):
                 path.unlink(missing_ok=True)
@@ -238,16 +278,42 @@ class Worker:
         return "done"
 
     @staticmethod
-    def _fallback_result(out_path: Path, log_path: Path, returncode: int) -> dict[str, Any]:
+    def _fallback_result(
+        out_path: Path, log_path: Path, returncode: int, selected: list[str]
+    ) -> dict[str, Any]:
         try:
             data = json.loads(out_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:] if log_path.exists() else ""
-            return {"status": "crash", "tests": [], "running": None,
-                    "detail": f"fresh-import test process exited with code {returncode} without reporting\n{tail}"}
+            return {
+                "status": "crash",
+                "tests": [],
+                "running": None,
+                "detail": f"fresh-import test process exited with code {returncode} without reporting\n"
+                + tail,
+            }
+        if data.get("partial") and data.get("import_error"):
+            # importing the mutated module raised and pytest stopped before running anything
+            # (a conftest imports the target): every selected test fails to even load
+            last = data["import_error"].strip().splitlines()[-1]
+            failed = [
+                {
+                    "nodeid": nodeid,
+                    "outcome": "failed",
+                    "duration": 0.0,
+                    "text": data["import_error"],
+                    "message": f"import: {last}",
+                }
+                for nodeid in selected
+            ]
+            return {"status": "done", "tests": failed, "running": None, "detail": ""}
         if data.get("harness_error"):
             return {"status": "error", "tests": [], "running": None, "detail": data["harness_error"]}
         if not data.get("loaded"):
-            return {"status": "error", "tests": data.get("tests", []), "running": None,
-                    "detail": "the selected tests never imported the mutated module"}
+            return {
+                "status": "error",
+                "tests": data.get("tests", []),
+                "running": None,
+                "detail": "the selected tests never imported the mutated module",
+            }
         return {"status": "done", "tests": data.get("tests", []), "running": None, "detail": ""}

@@ -9,6 +9,7 @@ walk, so twenty operators do not walk the tree twenty times.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections import defaultdict
@@ -183,6 +184,37 @@ def _node_type_of(matcher: object) -> type | None:
     return None
 
 
+def _node_types_of(matcher: object) -> frozenset[type] | None:
+    """Every node class ``matcher`` can match, or None when it could match any node.
+
+    Matchers compare node classes exactly, so only nodes of these classes need ``m.matches``:
+    ``m.Call() | m.Subscript()`` looks at the calls and subscripts, not at every node.
+    """
+    node_type = _node_type_of(matcher)
+    if node_type is not None:
+        return frozenset((node_type,))
+    if isinstance(matcher, m.OneOf):
+        union: set[type] = set()
+        for option in matcher.options:
+            types = _node_types_of(option)
+            if types is None:
+                return None
+            union |= types
+        return frozenset(union)
+    if isinstance(matcher, m.AllOf):
+        narrowest = [types for types in map(_node_types_of, matcher.options) if types is not None]
+        return min(narrowest, key=len) if narrowest else None
+    return None
+
+
+def _matches_any(matcher: object) -> bool:
+    """``m.Call()`` with every field left as DoNotCare: the class check alone decides."""
+    if _node_type_of(matcher) is None or not dataclasses.is_dataclass(matcher):
+        return False
+    dont_care = m.DoNotCare()
+    return all(getattr(matcher, field.name) is dont_care for field in dataclasses.fields(matcher))
+
+
 class SourceContext:
     """One parsed file and the metadata operators need. ``module`` is the tree operators must
     yield nodes of (it is the metadata wrapper's copy, not the originally parsed one)."""
@@ -324,9 +356,38 @@ class SourceContext:
 
     def findall(self, matcher: m.BaseMatcherNode | m.OneOf | m.AllOf) -> list[cst.CSTNode]:
         """Nodes matching a declarative matcher (metadata matchers allowed), in document order."""
-        node_type = _node_type_of(matcher)
-        candidates = self._by_type.get(node_type, ()) if node_type else self._ordered
-        return [n for n in candidates if m.matches(n, matcher, metadata_resolver=self.wrapper)]
+        return self._filter(self._candidates(matcher, None), matcher)
+
+    def _candidates(self, matcher: object, subtree: tuple[int, int] | None) -> list[cst.CSTNode]:
+        """Nodes of the classes ``matcher`` can match, in document order, optionally only those
+        whose index lies in ``subtree`` (a node's slice of the index)."""
+        types = _node_types_of(matcher)
+        if types is None:
+            return self._ordered if subtree is None else self._ordered[subtree[0] : subtree[1]]
+        if subtree is None:
+            if len(types) == 1:
+                return self._by_type.get(next(iter(types)), [])
+            merged = [n for t in types for n in self._by_type.get(t, ())]
+        else:
+            first, last = subtree
+            if last - first < 64 * len(types):  # small subtree: scanning it beats bisecting lists
+                return [n for n in self._ordered[first:last] if type(n) in types]
+            start = self._start
+            merged = []
+            for node_type in types:
+                nodes = self._by_type.get(node_type, [])
+                low = bisect.bisect_left(nodes, first, key=start.__getitem__)
+                high = bisect.bisect_left(nodes, last, key=start.__getitem__)
+                merged.extend(nodes[low:high])
+            if len(types) == 1:
+                return merged
+        merged.sort(key=self._start.__getitem__)
+        return merged
+
+    def _filter(self, candidates: list[cst.CSTNode], matcher: object) -> list[cst.CSTNode]:
+        if _matches_any(matcher):
+            return list(candidates)
+        return [n for n in candidates if m.matches(n, matcher, metadata_resolver=self.wrapper)]  # type: ignore[arg-type]
 
     def matches(self, node: cst.CSTNode, matcher: m.BaseMatcherNode) -> bool:
         return m.matches(node, matcher, metadata_resolver=self.wrapper)
@@ -341,11 +402,7 @@ class SourceContext:
         start = self._start.get(node)
         if start is None or self._ordered[start] is not node:
             return list(m.findall(node, matcher, metadata_resolver=self.wrapper))
-        subtree = self._ordered[start : self._end[node]]
-        node_type = _node_type_of(matcher)
-        if node_type is not None:  # matchers compare the class exactly, so this filter is exact
-            subtree = [n for n in subtree if type(n) is node_type]
-        return [n for n in subtree if m.matches(n, matcher, metadata_resolver=self.wrapper)]
+        return self._filter(self._candidates(matcher, (start, self._end[node])), matcher)
 
     # -- structure ------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:

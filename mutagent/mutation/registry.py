@@ -7,6 +7,7 @@ Plugins register in the entry-point group ``mutagent.operators``
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import pkgutil
@@ -48,15 +49,20 @@ def _builtin_operators() -> list[Operator]:
 def _plugin_operators() -> list[Operator]:
     found: list[Operator] = []
     for entry in entry_points(group=ENTRY_POINT_GROUP):
-        loaded = entry.load()
-        if inspect.isclass(loaded) and issubclass(loaded, Operator):
-            found.append(loaded())
+        where = f"operator plugin {entry.name!r} ({entry.value}, entry point group {ENTRY_POINT_GROUP})"
+        try:
+            loaded = entry.load()
+        except Exception as exc:  # a broken plugin must name itself, not crash with a traceback
+            raise UsageError(f"cannot load {where}: {type(exc).__name__}: {exc}") from exc
+        if inspect.isclass(loaded) and issubclass(loaded, Operator) and not inspect.isabstract(loaded):
+            operator = loaded()
         elif isinstance(loaded, Operator):
-            found.append(loaded)
+            operator = loaded
         else:
-            raise UsageError(
-                f"entry point {entry.name!r} in group {ENTRY_POINT_GROUP} is not a mutagent Operator"
-            )
+            raise UsageError(f"{where} is not a mutagent Operator subclass or instance")
+        if not isinstance(getattr(operator, "name", None), str) or not operator.name:
+            raise UsageError(f"{where} has no operator name")
+        found.append(operator)
     return found
 
 
@@ -77,6 +83,16 @@ def get_operator(name: str) -> Operator | None:
     return all_operators().get(name)
 
 
+def _unknown(name: str, catalogue: dict[str, Operator]) -> str:
+    """One line: the unknown name, the closest known names, and where to see them all."""
+    close = difflib.get_close_matches(name, [*catalogue, *FAMILIES], n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+    return (
+        f"unknown operator {name!r} ({hint}families: {', '.join(FAMILIES)}; "
+        f"`mutagent operators` lists all {len(catalogue)} operators)"
+    )
+
+
 def select_operators(spec: str | None = "agent") -> list[Operator]:
     """Resolve ``agent`` (default), ``generic``, ``all`` or a comma list of names/families."""
     catalogue = all_operators()
@@ -92,8 +108,7 @@ def select_operators(spec: str | None = "agent") -> list[Operator]:
         elif name in catalogue:
             chosen[name] = catalogue[name]
         else:
-            known = ", ".join(sorted(catalogue))
-            raise UsageError(f"unknown operator {name!r} (families: agent, generic, all; operators: {known})")
+            raise UsageError(_unknown(name, catalogue))
     if not chosen:
         raise UsageError(f"no operators selected by {spec!r}")
     return list(chosen.values())

@@ -43,6 +43,7 @@ def test_a_stream_without_message_stop_is_retried(fake_model, make_agent):
     assert h.agent.run("finish") == "Done."
 
     assert fake_model.request_count == 2
+    assert fake_model.requests[1].raw == fake_model.requests[0].raw
     assert [r["reason"] for r in h.retries()] == ["missing_message_stop"]
     assert [m["content"] for m in h.journal.of_kind("message") if m["role"] == "assistant"] == [
         [{"type": "text", "text": "Done."}]
@@ -113,6 +114,7 @@ def test_an_error_event_mid_stream(fake_model, make_agent, error_type, retried):
             h.agent.run("hello")
 
     assert fake_model.request_count == (2 if retried else 1)
+    assert not retried or fake_model.requests[1].raw == fake_model.requests[0].raw
     assert [r["reason"] for r in h.retries()] == ([error_type] if retried else [])
 
 

@@ -4,8 +4,6 @@ and whether it lets go of the response once it has stopped reading."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,17 +14,14 @@ from mutagent.fakeserver.plan import event_names
 from mutagent.fakeserver.transcript import Exchange
 from sample_agent.loop import ModelCallError
 
-from .conftest import lookup_tool
+from .helpers import lookup_tool
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 1.0) -> bool:
-    """Poll a fact the server thread records asynchronously (it notices a hang-up within 50 ms)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+def released(fake_model: Any) -> bool:
+    """Whether the agent hung up on every response so far, once the server has noticed (it
+    polls each connection every 50 ms; the generous timeout only matters under heavy load)."""
+    finished = fake_model.wait_for_responses(timeout=2.0)
+    return finished and all(r.completed or r.client_closed_early for r in fake_model.responses)
 
 
 def all_events(behaviour: Any) -> int:
@@ -66,6 +61,29 @@ def test_partial_output_never_enters_history(fake_model, make_agent):
     assert fake_model.tool_results(3) == {"toolu_1": "X result", "toolu_2": "Y result"}
 
 
+def test_a_failed_run_leaves_history_as_it_was(fake_model, make_agent):
+    """The second run fails after a tool round; the third run's request carries the first
+    exchange and the new prompt, nothing of the failed run."""
+    h = make_agent(extra_tools=[lookup_tool({"x": "X result"})])
+    fake_model.script(
+        b.ok(text="First answer"),
+        b.ok(text=None, tool_calls=[ToolCall("toolu_1", "lookup", {"q": "x"})]),
+        b.http_error(400),
+        b.ok(text="Third answer"),
+    )
+
+    h.agent.run("first")
+    with pytest.raises(ModelCallError):
+        h.agent.run("second")
+    h.agent.run("third")
+
+    assert fake_model.requests[3].body["messages"] == [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": [{"type": "text", "text": "First answer"}]},
+        {"role": "user", "content": "third"},
+    ]
+
+
 def test_an_empty_reply_is_retried(fake_model, make_agent):
     h = make_agent()
     fake_model.script(b.empty(), b.ok(text="Hi"))
@@ -85,7 +103,8 @@ def test_a_reply_cut_at_max_tokens_is_not_an_answer(fake_model, make_agent):
         h.agent.run("write an essay")
 
     assert fake_model.request_count == 1
-    assert h.agent.history == [{"role": "user", "content": "write an essay"}]
+    assert h.journal.of_kind("give_up")[0]["reason"] == "max_tokens"
+    assert not [m for m in h.journal.of_kind("message") if m["role"] == "assistant"]
 
 
 def test_truncated_tool_arguments_fail_the_turn(fake_model, make_agent):
@@ -162,7 +181,7 @@ def test_the_agent_stops_reading_at_message_stop(fake_model, make_agent):
     assert h.agent.run("hello") == "Hello"
 
     assert fake_model.request_count == 1
-    assert wait_until(lambda: fake_model.responses[0].client_closed_early)
+    assert released(fake_model) and fake_model.client_disconnects == [0]
 
 
 def test_a_refused_reply_is_released_before_the_retry_wait(fake_model, make_agent):
@@ -171,7 +190,7 @@ def test_a_refused_reply_is_released_before_the_retry_wait(fake_model, make_agen
     h = make_agent()
     released_when_sleeping: list[bool] = []
     h.sleep.before_each = lambda seconds: released_when_sleeping.append(
-        wait_until(lambda: fake_model.responses[0].client_closed_early)
+        released(fake_model) and fake_model.client_disconnects == [0]
     )
     fake_model.script(b.stall(seconds=None, after=all_events(b.empty()), text=None), b.ok(text="Hi"))
 

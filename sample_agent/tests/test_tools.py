@@ -9,9 +9,10 @@ import pytest
 
 from mutagent.fakeserver import ToolCall
 from mutagent.fakeserver import behaviours as b
+from sample_agent.loop import StepLimitError
 from sample_agent.tools import Tool, ToolContext
 
-from .conftest import lookup_tool
+from .helpers import lookup_tool
 
 
 def result_blocks(fake_model: Any, index: int) -> dict[str, dict[str, Any]]:
@@ -171,3 +172,16 @@ def test_a_repeated_side_effecting_call_runs_once(fake_model, make_agent):
     assert other["toolu_3"] != first["toolu_1"]
     assert [(t.title, t.priority) for t in h.desk.created] == [("VPN down", 1), ("VPN down", 2)]
     assert [e["outcome"] for e in h.journal.of_kind("tool")] == ["executed", "replayed", "executed"]
+
+
+def test_the_model_cannot_keep_calling_tools_forever(fake_model, make_agent):
+    h = make_agent(extra_tools=[lookup_tool({"x": "X"})])
+    h.agent.max_steps = 2
+    fake_model.script(
+        *[b.ok(text=None, tool_calls=[ToolCall(f"toolu_{i}", "lookup", {"q": "x"})]) for i in (1, 2)]
+    )
+
+    with pytest.raises(StepLimitError, match="no final answer after 2 model calls"):
+        h.agent.run("loop forever")
+
+    assert fake_model.request_count == 2
