@@ -112,11 +112,16 @@ PYDANTIC_JSON_PARSERS = frozenset({"model_validate_json", "parse_raw", "validate
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def tokens(name: str | None) -> set[str]:
-    """``"_sawMessage_stop"`` -> ``{"saw", "message", "stop"}``: words of an identifier or key."""
+def word_list(name: str | None) -> list[str]:
+    """``"_sawMessage_stop"`` -> ``["saw", "message", "stop"]``: words of an identifier or key."""
     if not name:
-        return set()
-    return {part.lower() for part in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if part}
+        return []
+    return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if part]
+
+
+def tokens(name: str | None) -> set[str]:
+    """The words of an identifier or key, as a set."""
+    return set(word_list(name))
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -218,17 +223,18 @@ def condition_sites(
     test: cst.BaseExpression, predicate: Callable[[cst.BaseExpression], bool]
 ) -> list[cst.BaseExpression]:
     """Which part of ``test`` to turn ``False`` so that the checks ``predicate`` recognises stop
-    guarding. The whole test when it is one such check (or an ``and`` of them only); otherwise
-    each recognised operand, so ``if not saw_stop or open_blocks:`` keeps its second check."""
+    guarding: the whole test when it is one such check (or an ``and`` of them only), the first
+    one of an ``and`` mixed with other conditions, each one of an ``or`` (so that
+    ``if not saw_stop or open_blocks:`` keeps its second check)."""
     if predicate(test):
         return [test]
     leaves = list(condition_leaves(test))
     if len(leaves) == 1:
         return []
     hits = [leaf for leaf in leaves if predicate(leaf)]
-    only_and = all(isinstance(node.operator, cst.And) for node in _boolean_nodes(test))
-    if hits and only_and and len(hits) == len(leaves):
-        return [test]
+    if hits and all(isinstance(node.operator, cst.And) for node in _boolean_nodes(test)):
+        # One false operand disables a conjunction: a mutant per operand would be equivalents.
+        return [test] if len(hits) == len(leaves) else hits[:1]
     return hits
 
 
@@ -434,7 +440,11 @@ def bound_values(ctx: SourceContext, expr: cst.CSTNode) -> list[cst.BaseExpressi
     if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
         return []
     index = _cached(ctx, "bindings", lambda: _binding_index(ctx))
-    return index.get((ctx.code(expr), id(owner_of(ctx, expr))), [])
+    code = ctx.code(expr)
+    found = index.get((code, id(owner_of(ctx, expr))))
+    if found is None and isinstance(expr, cst.Name):  # a global read inside a function
+        found = index.get((code, id(None)))
+    return found or []
 
 
 def _binding_index(ctx: SourceContext) -> dict[tuple[str, int], list[cst.BaseExpression]]:
@@ -763,8 +773,8 @@ def handles_stream_events(ctx: SourceContext, node: cst.CSTNode) -> bool:
 
 def _last_word(name: str) -> str:
     """``raw_event`` -> ``event``; ``chunk_size`` -> ``size`` (a size is no chunk)."""
-    parts = re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name).strip("_"))
-    return parts[-1].lower() if parts else ""
+    words = word_list(name)
+    return words[-1] if words else ""
 
 
 def _mentions_events(ctx: SourceContext, scope: cst.CSTNode) -> bool:
@@ -806,6 +816,69 @@ def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
+#: Strings that only code talking to a model API contains: endpoints, hosts, the SSE media type.
+MODEL_ENDPOINT_HINTS = (
+    "/messages",
+    "chat/completions",
+    "/completions",
+    "/responses",
+    "generateContent",
+    "api.anthropic.com",
+    "api.openai.com",
+    "text/event-stream",
+    "/api/chat",
+    "/api/generate",
+    "bedrock-runtime",
+)
+#: Calls that read a streamed body line by line or chunk by chunk.
+SSE_READS = frozenset(
+    "iter_lines aiter_lines iter_bytes aiter_bytes iter_text aiter_text aiter_raw iter_any iter_chunked "
+    "readline readany readchunk iter_events aiter_events".split()
+)
+
+
+def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in code that talks to a model: its function makes a model call,
+    streams (``stream=True``, ``aiter_lines``, ``async for``) or handles stream events, or its
+    file imports a model SDK or names a model endpoint or stream event. Keeps the HTTP-level
+    checks off a tool's or a tracer's HTTP calls."""
+    func = ctx.enclosing_function(node)
+    if func is not None and _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func)):
+        return True
+    return _cached(ctx, "model-file", lambda: _model_file(ctx))
+
+
+def _streams_in(ctx: SourceContext, func: cst.FunctionDef) -> bool:
+    if handles_stream_events(ctx, func.body) or ctx.descendants(func, m.For(asynchronous=m.Asynchronous())):
+        return True
+    for call in ctx.descendants(func, m.Call()):
+        flag = keyword(call, "stream")
+        if (
+            is_model_call(call)
+            or leaf_name(call.func) in SSE_READS
+            or (flag and is_literal(flag.value, "True"))
+        ):
+            return True
+    return False
+
+
+def _model_file(ctx: SourceContext) -> bool:
+    for node in ctx.nodes(cst.Import) + ctx.nodes(cst.ImportFrom):
+        names = [a.name for a in node.names] if isinstance(node, cst.Import) else [node.module]
+        for name in names:
+            if name is not None and ctx.code(name).split(".")[0] in SDK_PACKAGES:
+                return True
+    for string in ctx.nodes(cst.SimpleString):
+        value = string_value(string)
+        if value and (
+            value in STREAM_EVENT_MARKERS
+            or stop_marker(value)
+            or any(h in value for h in MODEL_ENDPOINT_HINTS)
+        ):
+            return True
+    return False
+
+
 #: Calls and attributes of local processes and pipes: a ``BrokenPipeError`` or ``TimeoutError``
 #: around them is a tool's, not the model connection's.
 _PROCESS_MODULES = ("subprocess.", "asyncio.create_subprocess", "os.", "shutil.", "multiprocessing.", "pty.")
@@ -820,7 +893,10 @@ def guards_something_else(ctx: SourceContext, node: cst.CSTNode) -> bool:
         return False
     for call in ctx.descendants(node, m.Call()):
         names = ctx.qualified_names(call)
-        if keyword(call, "timeout") is not None or names & set(ASYNC_LIMITS):
+        timeouts = any(
+            arg.keyword is not None and "timeout" in tokens(arg.keyword.value) for arg in call.args
+        )
+        if timeouts or names & set(ASYNC_LIMITS):
             return True
         if any(name.startswith(_PROCESS_MODULES) for name in names) or "open" in {leaf_name(call.func)}:
             return True

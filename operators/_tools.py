@@ -46,7 +46,8 @@ def words(text: str) -> frozenset[str]:
 
 
 def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
-    return words(ctx.code(node))
+    """Words of a node's source text (memoised: rendering a node is not free)."""
+    return ctx.cached(("tools", "words", id(node)), lambda: words(ctx.code(node)))
 
 
 def final_name(node: cst.CSTNode) -> str | None:
@@ -334,7 +335,7 @@ def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
     name = final_name(call)
     if name is None:
         return False
-    if name[:1].isupper() or (name == "dict" and "builtins.dict" in ctx.qualified_names(call)):
+    if name[:1].isupper() or (name == "dict" and isinstance(call.func, cst.Name) and not _rebinds_dict(ctx)):
         return True
     parts = words(name)
     return (
@@ -344,6 +345,28 @@ def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
             parts & {"log", "record", "emit", "trace", "print", "debug", "info", "warn", "warning", "send"}
         )
     )
+
+
+#: Library constructors whose leading parameters are fields: langchain's ``ToolMessage(content, ...)``.
+_KNOWN_POSITIONAL = {"ToolMessage": ("content",), "FunctionMessage": ("content",)}
+
+
+def _rebinds_dict(ctx: SourceContext) -> bool:
+    """Whether the file binds the name ``dict`` itself (then ``dict(...)`` is not the builtin).
+    Cheaper than scope analysis, which costs as much as parsing the file."""
+
+    def compute() -> bool:
+        bound = m.Name("dict")
+        return bool(
+            ctx.findall(m.AssignTarget(target=bound))
+            or ctx.findall(m.FunctionDef(name=bound))
+            or ctx.findall(m.ClassDef(name=bound))
+            or ctx.findall(m.ImportAlias(asname=m.AsName(name=bound)))
+            or ctx.findall(m.ImportAlias(name=bound))
+            or ctx.findall(m.Param(name=bound))
+        )
+
+    return ctx.cached(("tools", "rebinds_dict"), compute)
 
 
 def _key_writes(ctx: SourceContext, scope: cst.CSTNode) -> dict[tuple[str, str], list[cst.BaseExpression]]:
@@ -402,7 +425,7 @@ def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
     positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
     if positional:
         name = node.func.value if isinstance(node.func, cst.Name) else None
-        declared = _class_fields(ctx).get(name or "", [])
+        declared = _class_fields(ctx).get(name or "") or list(_KNOWN_POSITIONAL.get(final_name(node) or "", ()))
         for arg, declared_name in zip(positional, declared, strict=False):
             values[declared_name] = [arg.value]
     for arg in node.args:
@@ -444,6 +467,11 @@ class ToolResult:
 
     @property
     def label(self) -> str:
+        """How a description names it: ``tool_result``, ``role "tool" message``, ``ToolMessage``..."""
+        if isinstance(self.node, cst.Call) and final_name(self.node) != "dict":
+            return final_name(self.node) or "tool result"
+        if self.fields.first("type") is None and self.fields.first("role") is None:
+            return "tool result"
         return {
             "anthropic": "tool_result",
             "openai": 'role "tool" message',
@@ -453,19 +481,29 @@ class ToolResult:
         }[self.dialect]
 
 
+_ID_KEYS = ("tool_use_id", "tool_call_id", "call_id")
+_CONTENT_KEYS = ("content", "output", "result")
+_DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id": "responses"}
+
+
 def _classify(fields: Fields) -> ToolResult | None:
     keys = fields.values.keys()
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
-    plain = kind is None and role is None
-    payload = bool(_PAYLOAD_KEYS & keys)
-    if kind == "tool_result" or (plain and "tool_use_id" in keys and payload):
+    if kind == "tool_result":
         return ToolResult(fields, "anthropic", "tool_use_id", "content")
-    if kind == "function_call_output" or (plain and {"call_id", "output"} <= keys):
+    if kind == "function_call_output":
         return ToolResult(fields, "responses", "call_id", "output")
-    if role == "tool" or (plain and "tool_call_id" in keys and payload):
+    if role == "tool":
         return ToolResult(fields, "openai", "tool_call_id", "content")
     if role == "function":
         return ToolResult(fields, "function", None, "content")
+    if kind is None and role is None:
+        # no discriminator: an id of a call plus what it produced (``ToolMessage``, the Assistants
+        # API's ``{"tool_call_id": ..., "output": ...}``, autogen's ``FunctionExecutionResult``)
+        id_key = next((k for k in _ID_KEYS if k in keys), None)
+        content_key = next((k for k in _CONTENT_KEYS if k in keys), None)
+        if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
+            return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
         return ToolResult(fields, "mcp", None, "content")
     return None
@@ -476,7 +514,7 @@ def tool_results(ctx: SourceContext) -> list[ToolResult]:
 
     def compute() -> list[ToolResult]:
         found = []
-        for node in ctx.findall(m.OneOf(m.Dict(), m.Call())):
+        for node in [*ctx.findall(m.Dict()), *ctx.findall(m.Call())]:
             fields = fields_of(ctx, node)
             result = _classify(fields) if fields else None
             if result is not None and not in_test(ctx, node):
@@ -603,17 +641,59 @@ def guard_leaves(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
-def refusal_level(ctx: SourceContext, nodes: Sequence[cst.CSTNode]) -> int:
-    """2: the branch raises or answers with an error; 1: it only leaves early (``return``,
-    ``continue``, ``break``); 0: it carries on, or runs the tool."""
-    if invokes_tool(ctx, nodes):
+def _top_statements(nodes: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
+    """The statements of a branch itself (not those nested in its blocks)."""
+    found: list[cst.CSTNode] = []
+    for node in nodes:
+        body = getattr(node, "body", None)
+        if isinstance(node, cst.Else):
+            body = node.body.body
+        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            body = node.body
+        else:
+            body = [node]
+        for statement in body:
+            found.extend(statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement])
+    return found
+
+
+def _spoken(nodes: Iterable[cst.CSTNode]) -> str:
+    """The identifiers and string text among ``nodes``: what a branch says, comments left out
+    (a comment explaining why the code "cannot" do something is no refusal)."""
+    parts = []
+    for node in nodes:
+        if isinstance(node, cst.Name):
+            parts.append(node.value)
+        elif isinstance(node, cst.SimpleString):
+            parts.append(str(node.evaluated_value))
+        elif isinstance(node, cst.FormattedStringText):
+            parts.append(node.value)
+    return " ".join(parts)
+
+
+def refusal_level(ctx: SourceContext, nodes: Sequence[cst.CSTNode], vocabulary: frozenset[str] = frozenset()) -> int:
+    """2: the branch raises or answers with an error; 1: it only leaves early (``continue``,
+    ``break``, a bare ``return``/``return None``, or a ``return`` of something named in
+    ``vocabulary``); 0: it carries on, runs the tool, returns a value, does work of its own (a
+    loop, a ``try``) or hands over to an ``elif`` chain."""
+    if not nodes or (len(nodes) == 1 and isinstance(nodes[0], cst.If)) or invokes_tool(ctx, nodes):
         return 0
+    top = _top_statements(nodes)
     inner = [n for node in nodes for n in walk(node)]
-    text = " ".join(ctx.code(node) for node in nodes)
+    if any(isinstance(n, (cst.Try, cst.For, cst.While)) for n in inner) and not any(
+        isinstance(n, cst.Raise) for n in top
+    ):
+        return 0
+    text = _spoken(inner)
     if any(isinstance(n, cst.Raise) for n in inner) or words(text) & _REFUSAL_WORDS or _NEGATED.search(text):
         return 2
-    if any(isinstance(n, (cst.Return, cst.Continue, cst.Break)) for n in inner):
-        return 1
+    for n in inner:
+        if isinstance(n, (cst.Continue, cst.Break)):
+            return 1
+        if isinstance(n, cst.Return) and (
+            n.value is None or is_literal(n.value) or node_words(ctx, n.value) & vocabulary
+        ):
+            return 1
     return 0
 
 
@@ -664,11 +744,15 @@ def force(sense: bool, test_value: bool) -> cst.Name:
     return cst.Name("True" if test_value == sense else "False")
 
 
-def bypass(ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False) -> cst.Name | None:
+def bypass(
+    ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False, vocabulary: frozenset[str] = frozenset()
+) -> cst.Name | None:
     """The literal (``True``/``False``) that stops the guard ``operand`` belongs to from ever
     refusing, or None if ``operand`` is not a leaf of a guard with exactly one refusing side.
 
-    ``strict`` asks for an unmistakable refusal (a raise or an error answer), not just an early exit.
+    ``strict`` asks for an unmistakable refusal (a raise or an error answer), not just an early
+    exit; ``vocabulary`` names what an early ``return`` may hand back and still be a refusal
+    (``return approval_request``).
     """
     found = guard_of(ctx, operand)
     if found is None:
@@ -678,7 +762,8 @@ def bypass(ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False
         on_true, on_false = 0, 2
     else:
         when_true, when_false = branches(ctx, guard)
-        on_true, on_false = refusal_level(ctx, when_true), refusal_level(ctx, when_false)
+        on_true = refusal_level(ctx, when_true, vocabulary)
+        on_false = refusal_level(ctx, when_false, vocabulary)
     if on_true == on_false or max(on_true, on_false) < (2 if strict else 1):
         return None
     return force(sense, test_value=on_true < on_false)
@@ -695,7 +780,8 @@ def guards(ctx: SourceContext) -> list[cst.If | cst.Assert | cst.IfExp]:
     """Every ``if``/``elif``/``assert``/conditional expression outside test functions."""
 
     def compute() -> list[cst.If | cst.Assert | cst.IfExp]:
-        return [g for g in ctx.findall(m.OneOf(m.If(), m.Assert(), m.IfExp())) if not in_test(ctx, g)]
+        found = [*ctx.findall(m.If()), *ctx.findall(m.Assert()), *ctx.findall(m.IfExp())]
+        return [guard for guard in found if not in_test(ctx, guard)]
 
     return ctx.cached(("tools", "guards"), compute)
 
@@ -851,12 +937,21 @@ def from_arguments(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Name):
         return False
     scope = ctx.enclosing_function(expr) or ctx.module
-    return any(
-        isinstance(loop, (cst.For, cst.CompFor))
-        and any(n.value == expr.value for n in names_in(loop.target))
-        and mentions_arguments(ctx, loop.iter)
-        for loop in walk(scope)
-    )
+    return any(mentions_arguments(ctx, iterated) for iterated in _loop_sources(ctx, scope).get(expr.value, ()))
+
+
+def _loop_sources(ctx: SourceContext, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """What each loop variable of a function iterates over (``for k, v in args.items()``)."""
+
+    def compute() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for loop in walk(scope):
+            if isinstance(loop, (cst.For, cst.CompFor)):
+                for name in names_in(loop.target):
+                    found.setdefault(name.value, []).append(loop.iter)
+        return found
+
+    return ctx.cached(("tools", "loop_sources", id(scope)), compute)
 
 
 def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
@@ -874,9 +969,11 @@ def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
         return False
     if own & _INVOKE_VERBS:  # ``call_fn_with_arg_validation(...)`` runs the tool, it does not only check
         return False
-    if "check" in own and not own & (_ARG_LEAVES | {"schema", "required", "types", "args"}):
-        return False
-    return bool(own & _ARG_LEAVES) or any(from_arguments(ctx, arg.value) for arg in call.args)
+    rest = own - _VALIDATE_WORDS - {"is", "errors", "iter", "against", "with", "for", "and", "all"}
+    named_for_arguments = bool(rest & _ARG_LEAVES) and rest <= _ARG_LEAVES | _ARG_MODIFIERS
+    if "check" in own and not (named_for_arguments or rest <= {"schema", "required", "types", "type"}):
+        return False  # ``check_per_request_input_tokens(...)`` checks something else
+    return named_for_arguments or any(from_arguments(ctx, arg.value) for arg in call.args)
 
 
 # -- edits ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from operators._streams import (
     single_comparison,
     streaming_producer,
     tokens,
+    word_list,
 )
 
 #: Fields only a model response has (OpenAI ``choices``/``tool_calls``/``output_text``, Gemini
@@ -53,13 +54,18 @@ CONTENT_WORDS = frozenset(
 RESPONSE_WORDS = frozenset(
     (
         "message msg response resp completion reply choice chunk chunks event events final assistant answer "
-        "model llm turn assembled generation candidate output stream delta deltas blocks choices json"
+        "model llm turn assembled generation candidate stream delta deltas blocks choices json"
     ).split()
 )
 #: Words of an error about bad input (``"content is required"``, ``"must contain one item"``).
 VALIDATION_WORDS = frozenset(
-    ("must required invalid unsupported missing expected user argument arguments").split()
+    "must required invalid unsupported support missing expected user argument arguments".split()
 )
+#: Words of an error about a missing reply (``EmptyResponseError``, ``"model returned no content"``);
+#: "empty" alone is not enough (``ValueError("config is empty")``).
+ERROR_WORDS = frozenset("response reply completion model assistant answer choices".split())
+#: First words of boolean attributes: ``supports_text`` is a capability, not text.
+FLAG_PREFIXES = frozenset("is supports support can should use allow enable enabled".split())
 #: Roots of request-side data: an empty prompt or message list is an input error, not this bug.
 REQUEST_WORDS = frozenset(
     (
@@ -223,18 +229,19 @@ def _response_data(ctx: SourceContext, expr: cst.BaseExpression, body: cst.BaseS
     content-like field/variable with evidence that it holds a model reply (its root, what it was
     assigned, or the error raised). A bare parameter counts only if the error names an empty
     response: otherwise it is input validation."""
-    leaf = tokens(leaf_name(expr))
+    name = leaf_name(expr) or ""
+    words = word_list(name) or [""]
     root = root_name(expr)
-    if not leaf & CONTENT_WORDS or tokens(root) & REQUEST_WORDS:
+    if words[-1] not in CONTENT_WORDS or words[0] in FLAG_PREFIXES or tokens(root) & REQUEST_WORDS:
         return False
-    if leaf_name(expr) in RESPONSE_FIELDS:
+    if name in RESPONSE_FIELDS:
         return True
     raised = raised_names(body) if body is not None else set()
     if raised & VALIDATION_WORDS:
         return False
-    if leaf_name(expr) == root and root in parameters(ctx.enclosing_function(expr)):
-        return "empty" in raised and bool(raised & RESPONSE_WORDS)
-    if raised & (RESPONSE_WORDS - {"json"}):
+    if name == root and root in parameters(ctx.enclosing_function(expr)):
+        return "empty" in raised and bool(raised & ERROR_WORDS)
+    if raised & ERROR_WORDS:
         return True
     evidence = set(tokens(root))
     if root in ("self", "cls"):

@@ -26,9 +26,8 @@ from operators._streams import (
 
 #: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
 #: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).
-ARGUMENT_WORDS = frozenset(
-    ("arguments argument args arg partial tool tools function params parameters input").split()
-)
+#: ``tools``/``parameters`` are absent on purpose: they name tool *definitions* (schemas).
+ARGUMENT_WORDS = frozenset("arguments argument args arg partial input".split())
 EMPTY = cst.Dict(elements=[])
 
 

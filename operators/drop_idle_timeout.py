@@ -17,6 +17,7 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     ASYNC_LIMITS,
+    SDK_PACKAGES,
     attribute_chain,
     bound_values,
     fails,
@@ -26,6 +27,7 @@ from operators._streams import (
     is_model_call,
     keyword,
     leaf_name,
+    model_context,
     qualified_leaf,
     reads_stream,
     tokens,
@@ -46,9 +48,11 @@ TIMEOUT_CONFIGS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "time.monotonic_ns", "time.time_ns"})
 _CLOCK_METHODS = frozenset("time monotonic now clock _clock _now".split())
-WATCHDOG_WORDS = frozenset(
-    ("idle stall stalled watchdog silence silent heartbeat timeout inactivity last").split()
-)
+#: Words that make a clock comparison an idle watchdog by themselves ...
+IDLE_WORDS = frozenset("idle stall stalled watchdog silence silent inactivity".split())
+#: ... and words that do so only in code that streams from a model (a heartbeat or a retry
+#: deadline also compares clocks).
+WATCHDOG_WORDS = frozenset("timeout last heartbeat".split())
 
 
 class DropIdleTimeout(Operator):
@@ -100,8 +104,28 @@ class DropIdleTimeout(Operator):
             note="async: wait_for around the next event",
         ),
         Example(
-            before=("import aiohttp\n\nTIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=30)\n"),
-            after=("import aiohttp\n\nTIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=None)\n"),
+            before=(
+                "import aiohttp\n"
+                "\n"
+                "API_URL = 'https://api.anthropic.com/v1/messages'\n"
+                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=30)\n"
+                "\n"
+                "async def lines(session, body):\n"
+                "    async with session.post(API_URL, json=body, timeout=TIMEOUT) as r:\n"
+                "        async for line in r.content:\n"
+                "            yield line\n"
+            ),
+            after=(
+                "import aiohttp\n"
+                "\n"
+                "API_URL = 'https://api.anthropic.com/v1/messages'\n"
+                "TIMEOUT = aiohttp.ClientTimeout(total=None, sock_read=None)\n"
+                "\n"
+                "async def lines(session, body):\n"
+                "    async with session.post(API_URL, json=body, timeout=TIMEOUT) as r:\n"
+                "        async for line in r.content:\n"
+                "            yield line\n"
+            ),
             note="aiohttp socket read timeout",
         ),
         Example(
@@ -185,6 +209,8 @@ def _config_mutations(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     fields = TIMEOUT_CONFIGS.get(resolved) if resolved else None
     if not fields:
         return
+    if not _configures_a_model_call(ctx, call):
+        return
     found = [keyword(call, field) for field in fields]
     for field, arg in zip(fields, found, strict=True):
         if arg is not None and not is_literal(arg.value, "None"):
@@ -204,14 +230,26 @@ def _timeout_keyword(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     configs = [arg.value, *bound_values(ctx, arg.value)] if isinstance(arg.value, cst.Name) else [arg.value]
     if any(isinstance(c, cst.Call) and qualified_leaf(ctx, c) in TIMEOUT_CONFIGS for c in configs):
         return  # the config object's own fields are mutated instead
-    chain = attribute_chain(call.func)
     if (
-        is_client_constructor(ctx, call)
-        or is_model_call(call)
-        or is_http_call(ctx, call)
-        or (chain and chain[-1] == "with_options")
+        _model_api(ctx, call)
+        or (is_http_call(ctx, call) or is_client_constructor(ctx, call))
+        and model_context(ctx, call)
     ):
         yield Mutation(arg.value, NONE, f"timeout of {ctx.code(call.func)}(...) becomes None")
+
+
+def _model_api(ctx: SourceContext, call: cst.Call) -> bool:
+    """An SDK client, a model call or ``with_options``: its timeout is always a model's."""
+    sdk = any(name.split(".", 1)[0] in SDK_PACKAGES for name in ctx.qualified_names(call))
+    chain = attribute_chain(call.func)
+    return (sdk and is_client_constructor(ctx, call)) or is_model_call(call) or chain[-1:] == ["with_options"]
+
+
+def _configures_a_model_call(ctx: SourceContext, config: cst.Call) -> bool:
+    """A timeout object passed straight to an SDK client or model call, or built in model code."""
+    arg = ctx.parent(config)
+    owner = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (isinstance(owner, cst.Call) and _model_api(ctx, owner)) or model_context(ctx, config)
 
 
 def _async_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -227,7 +265,7 @@ def _async_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     if arg is None or is_literal(arg.value, "None"):
         return
     guarded: list[cst.CSTNode] = positional[:1] if name == "asyncio.wait_for" else _with_body(ctx, call)
-    if any(reads_stream(ctx, node) for node in guarded):
+    if any(reads_stream(ctx, node) for node in guarded) and model_context(ctx, call):
         limit = INFINITY if name.startswith("trio.") else NONE
         yield Mutation(arg.value, limit, f"{name} limit around a stream read removed")
 
@@ -252,8 +290,9 @@ def _watchdog(ctx: SourceContext, node: cst.If) -> Iterator[Mutation]:
     if not _reads_clock(ctx, elapsed) or not fails(node.body):
         return
     words = {w for n in ctx.descendants(test, m.Name()) for w in tokens(n.value)}
-    if not words & WATCHDOG_WORDS and not _raises_timeout(ctx, node.body):
-        return
+    if not words & IDLE_WORDS:  # "timeout", "last": a watchdog only in code that streams from a model
+        if not (words & WATCHDOG_WORDS or _raises_timeout(ctx, node.body)) or not model_context(ctx, node):
+            return
     yield Mutation(limit, INFINITY, f"watchdog limit {ctx.code(limit)} becomes infinite")
 
 

@@ -111,7 +111,8 @@ def _always_execute(ctx: SourceContext, operand: cst.BaseExpression, store: cst.
         ):
             return force(sense, test_value)
     # ``if key in done: return done[key]`` followed by the execution: never take the early exit.
-    if refusal_level(ctx, when_true) >= 1 and refusal_level(ctx, when_false) == 0:
+    replayed = _DONE_WORDS | _KEY_WORDS | node_words(ctx, operand)
+    if refusal_level(ctx, when_true, replayed) >= 1 and refusal_level(ctx, when_false, replayed) == 0:
         return force(sense, False)
     return None
 

@@ -70,8 +70,29 @@ def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression
     return collection.with_changes(elements=[*elements, added])
 
 
-def _class_of(ctx: SourceContext, assignment: cst.CSTNode) -> list[str]:
-    """The class a field belongs to: ``statuses = (429, 503)`` in ``class RetryConfig`` is retry config."""
+#: Field names that hold a classification whatever their class: ``statuses``, ``retry_on``, ``errors``.
+_CLASSIFICATION_WORDS = frozenset(
+    {
+        "status",
+        "statuses",
+        "code",
+        "codes",
+        "error",
+        "errors",
+        "exception",
+        "exceptions",
+        "types",
+        "on",
+        "forcelist",
+    }
+)
+
+
+def _class_of(ctx: SourceContext, assignment: cst.CSTNode, field: str) -> list[str]:
+    """The class a classification field belongs to: ``statuses = (429, 503)`` in ``class
+    RetryConfig`` is retry config; ``REPR_FIELDS = ("sleep",)`` in ``class RetryAction`` is not."""
+    if not set(words(field)) & _CLASSIFICATION_WORDS:
+        return []
     line = ctx.parent(assignment)
     block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
     owner = ctx.parent(block) if block is not None else None
@@ -94,14 +115,14 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
             continue
         if isinstance(ancestor, cst.Call):
             return [*names, identifier(ancestor) or ""], retry_library(ctx, ancestor) is not None
-        if isinstance(ancestor, cst.Assign):
-            return [
-                *names,
-                *(identifier(t.target) or "" for t in ancestor.targets),
-                *_class_of(ctx, ancestor),
-            ], False
-        if isinstance(ancestor, (cst.AnnAssign, cst.AugAssign)):
-            return [*names, identifier(ancestor.target) or "", *_class_of(ctx, ancestor)], False
+        if isinstance(ancestor, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = (
+                [t.target for t in ancestor.targets]
+                if isinstance(ancestor, cst.Assign)
+                else [ancestor.target]
+            )
+            fields = [identifier(t) or "" for t in targets]
+            return [*names, *fields, *(c for f in fields for c in _class_of(ctx, ancestor, f))], False
         if isinstance(ancestor, cst.DictElement):
             key = ancestor.key
             value = key.evaluated_value if isinstance(key, cst.SimpleString) else identifier(key)
@@ -110,6 +131,31 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
             return [*names, ancestor.name.value], False
         return None
     return None
+
+
+_ERROR_TYPE_WORDS = frozenset(
+    {
+        "error",
+        "exception",
+        "timeout",
+        "overloaded",
+        "limit",
+        "exceeded",
+        "unavailable",
+        "failure",
+        "failed",
+        "throttled",
+        "throttling",
+        "busy",
+        "reset",
+        "refused",
+        "aborted",
+        "quota",
+        "invalid",
+        "denied",
+        "unauthorized",
+    }
+)
 
 
 def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
@@ -122,8 +168,8 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
             return False
         if isinstance(value, (cst.Integer, cst.Attribute)) and http_status(value) is not None:
             continue
-        if isinstance(value, cst.SimpleString) and " " not in str(value.evaluated_value):
-            continue
+        if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & _ERROR_TYPE_WORDS:
+            continue  # ``"overloaded_error"``, ``"rate_limit_exceeded"``, ``"timeout"``
         if isinstance(value, (cst.Name, cst.Attribute)) and (identifier(value) or "x")[0].isupper():
             continue  # an exception class or a constant, not ``self.total``
         return False

@@ -33,7 +33,7 @@ CLOSED_WORDS = frozenset(
     ("closed done finished finalized finalised complete completed stopped ended sealed terminated").split()
 )
 #: Words of a state meaning "still accepts events" (``if index not in self._open: return``).
-OPEN_WORDS = frozenset("open opened active pending live streaming inprogress".split())
+OPEN_WORDS = frozenset("open opened active live streaming inprogress".split())
 
 
 class OverwriteClosedBlock(Operator):

@@ -132,9 +132,10 @@ def _candidates(ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExp
     states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
     if states:
         return states
-    if not node_words(ctx, guard) & _APPROVAL or _asks_inside(ctx, guard) or not _at_call_time(ctx, guard):
+    requirements = [leaf for leaf in leaves if _is_requirement(ctx, leaf)]
+    if not requirements or _asks_inside(ctx, guard) or not _at_call_time(ctx, guard):
         return []
-    return [leaf for leaf in leaves if _is_requirement(ctx, leaf)]
+    return requirements if node_words(ctx, guard) & _APPROVAL else []
 
 
 class SkipApproval(Operator):

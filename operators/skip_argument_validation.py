@@ -84,25 +84,27 @@ def _tested_name(operand: cst.BaseExpression) -> cst.Name | None:
     return operand if isinstance(operand, cst.Name) else None
 
 
-def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> str | None:
-    """What kind of argument check a guard leaf is: ``"validator"`` (the outcome of a validating
-    call, whose refusal may be any early exit), ``"hand-written"`` (membership or isinstance on
-    the arguments, which must refuse unmistakably), or None."""
+def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[str, bool | None] | None:
+    """What kind of argument check a guard leaf is, and the value it has when the arguments pass
+    (None: either, as for a validator whose result may be a problem or an ok). ``"validator"``:
+    the outcome of a validating call, which may refuse by returning the problem;
+    ``"hand-written"``: membership or isinstance on the arguments, which must refuse unmistakably."""
     inner = operand.expression if isinstance(operand, cst.Await) else operand
     if isinstance(inner, cst.Call) and is_validation_call(ctx, inner):
-        return "validator"
+        return "validator", None
     # ``problem = schema_violation(...)`` / ``errors = list(validator.iter_errors(args))`` then a test on it
     tested = _tested_name(inner)
     if tested is not None and any(_validator_outcome(ctx, value) for value in local_values(ctx, tested)):
-        return "validator"
+        return "validator", None
     if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
         target = inner.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             required = mentions_arguments(ctx, target.comparator)
             extra = from_arguments(ctx, inner.left) and bool(node_words(ctx, target.comparator) & _SCHEMA_KEYS)
-            return "hand-written" if required or extra else None
+            return ("hand-written", isinstance(target.operator, cst.In)) if required or extra else None
     if m.matches(inner, m.Call(func=m.Name("isinstance"))) and inner.args:
-        return "hand-written" if from_arguments(ctx, inner.args[0].value) else None
+        # either polarity: ``not isinstance(args, dict)`` refuses, so may ``isinstance(value, bool)``
+        return ("hand-written", None) if from_arguments(ctx, inner.args[0].value) else None
     return None
 
 
@@ -296,11 +298,16 @@ class SkipArgumentValidation(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
-            kind = _argument_check(ctx, operand)
-            if kind is not None:
-                skipped = bypass(ctx, operand, strict=kind == "hand-written")
-                if skipped is not None:
-                    yield Mutation(operand, skipped, f"argument check `{ctx.code(operand)}` never refuses")
+            check = _argument_check(ctx, operand)
+            if check is None:
+                continue
+            kind, passing = check
+            if kind == "validator":  # ``if problem: return problem`` refuses by handing the problem back
+                skipped = bypass(ctx, operand, vocabulary=node_words(ctx, operand))
+            else:
+                skipped = bypass(ctx, operand, strict=True)
+            if skipped is not None and passing in (None, skipped.value == "True"):
+                yield Mutation(operand, skipped, f"argument check `{ctx.code(operand)}` never refuses")
         for statement in ctx.findall(m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
             call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
             if is_validation_call(ctx, call):

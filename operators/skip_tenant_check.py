@@ -190,10 +190,16 @@ class SkipTenantCheck(Operator):
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
             call = operand.expression if isinstance(operand, cst.Await) else operand
-            if _is_tenant_comparison(ctx, operand) or (isinstance(call, cst.Call) and _is_authorisation(ctx, call)):
-                allowed = bypass(ctx, operand)
-                if allowed is not None:
-                    yield Mutation(operand, allowed, f"tenant check `{ctx.code(operand)}` never refuses")
+            if _is_tenant_comparison(ctx, operand):
+                # ``tenant == caller`` passes when true; ``tenant != caller`` when false
+                passing = isinstance(operand.comparisons[0].operator, (cst.Equal, cst.Is, cst.In))
+            elif isinstance(call, cst.Call) and _is_authorisation(ctx, call):
+                passing = True
+            else:
+                continue
+            allowed = bypass(ctx, operand)
+            if allowed is not None and allowed.value == str(passing):
+                yield Mutation(operand, allowed, f"tenant check `{ctx.code(operand)}` never refuses")
         for statement in ctx.findall(m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
             call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
             if _is_authorisation(ctx, call):

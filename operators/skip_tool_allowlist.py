@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
@@ -62,7 +63,13 @@ def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
     return any(node_words(ctx, part) & TOOLISH for part in parts) or in_tool_context(ctx, parts[0])
 
 
-def _is_allowlist_check(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+_DENY_HEADS = frozenset({"denylist", "blacklist", "blocklist", "disabled", "blocked", "forbidden", "denied", "banned"})
+
+
+def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | None:
+    """If ``operand`` checks the requested tool against the allow-list, the value it has for a
+    tool that may run (``name in TOOLS`` -> True, ``tool is None`` -> False, ``name in
+    DISABLED_TOOLS`` -> False); None if it is no such check."""
     if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
         left, (target,) = operand.left, operand.comparisons
         right = target.comparator
@@ -71,21 +78,28 @@ def _is_allowlist_check(ctx: SourceContext, operand: cst.BaseExpression) -> bool
                 is_literal(element.value) for element in right.elements
             )
             if not names_tool(left) or not (literal or is_tool_collection(ctx, right)):
-                return False
-            return in_tool_context(ctx, operand) if literal else _about_tools(ctx, operand, right)
-        if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(right):
-            operand = left
+                return None
+            if not (in_tool_context(ctx, operand) if literal else _about_tools(ctx, operand, right)):
+                return None
+            denied = bool(node_words(ctx, right) & _DENY_HEADS)
+            return isinstance(target.operator, cst.In) != denied
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and m.matches(right, m.Name("None")):
+            found = _passing_value(ctx, left)
+            return None if found is None else isinstance(target.operator, cst.IsNot)
+        return None
     if isinstance(operand, cst.NamedExpr) or (isinstance(operand, cst.Call) and _is_lookup(ctx, operand)):
-        return _is_lookup(ctx, operand) and _about_tools(ctx, operand)
+        return True if _is_lookup(ctx, operand) and _about_tools(ctx, operand) else None
     if isinstance(operand, cst.Name):
-        return any(_is_lookup(ctx, value) for value in local_values(ctx, operand)) and _about_tools(ctx, operand)
+        found = any(_is_lookup(ctx, value) for value in local_values(ctx, operand)) and _about_tools(ctx, operand)
+        return True if found else None
     if isinstance(operand, cst.Call):
         own = words(final_name(operand) or "")
         asks = own & _PREDICATES and (own & TOOLISH or is_tool_collection(ctx, operand.func))
         if isinstance(operand.func, cst.Attribute) and own & _PREDICATES:
             asks = asks or is_tool_collection(ctx, operand.func.value)
-        return bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
-    return False
+        found = bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
+        return True if found else None
+    return None
 
 
 class SkipToolAllowlist(Operator):
@@ -215,7 +229,8 @@ class SkipToolAllowlist(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
-            if _is_allowlist_check(ctx, operand):
-                never_refuses = bypass(ctx, operand)
-                if never_refuses is not None:
+            passing = _passing_value(ctx, operand)
+            if passing is not None:
+                never_refuses = bypass(ctx, operand, strict=True)
+                if never_refuses is not None and never_refuses.value == str(passing):
                     yield Mutation(operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses")

@@ -269,6 +269,10 @@ class SwallowToolError(Operator):
                 yield Mutation(
                     flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
                 )
+            for status in result.fields.all("status"):  # langchain's ToolMessage(status="error")
+                if string_value(status) == "error":
+                    flagged.add(id(ctx.enclosing_function(result.node)))
+                    yield Mutation(status, cst.SimpleString('"success"'), f"{result.label} status error -> success")
         for assign in _flag_assignments(ctx):
             flagged.add(id(ctx.enclosing_function(assign)))
             yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")

@@ -15,6 +15,7 @@ Constants (``"ok"``) are left alone: slicing them changes nothing a test could s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -22,9 +23,15 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import first_chars, is_literal, local_values, text_values, tool_results, walk
+from operators._tools import final_name, first_chars, is_literal, leaf_name, local_values, text_values, tool_results, walk
 
 _CONTAINERS = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp, cst.Set, cst.SetComp, cst.GeneratorExp)
+
+
+#: Calls that return Python data (dicts, lists), which slicing would not cut as text.
+_STRUCTURED = frozenset(
+    {"model_dump", "dict", "to_dict", "asdict", "dump_python", "list", "tuple", "items", "values", "keys", "copy"}
+)
 
 
 def _appended(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
@@ -41,19 +48,38 @@ def _appended(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
     return found
 
 
-def _text_targets(ctx: SourceContext, content: cst.BaseExpression, opaque: bool) -> list[cst.BaseExpression]:
+def _declared_as_blocks(ctx: SourceContext, name: cst.Name) -> bool:
+    """``content: list[TextBlockParam]`` (a parameter or an annotated assignment in the function):
+    the value is a list of blocks, so slicing it would cut blocks, not text."""
+    scope = ctx.enclosing_function(name)
+    if scope is None:
+        return False
+    annotations = [p.annotation for p in scope.params.params if p.name.value == name.value and p.annotation]
+    annotations += [
+        n.annotation for n in walk(scope.body) if isinstance(n, cst.AnnAssign) and m.matches(n.target, m.Name(name.value))
+    ]
+    texts = [ctx.code(a.annotation) for a in annotations]
+    return any(re.search(r"\b(list|List|Sequence|Iterable)\b", t) and not re.search(r"\bstr\b", t) for t in texts)
+
+
+def _text_targets(
+    ctx: SourceContext, content: cst.BaseExpression, opaque: bool, depth: int = 0
+) -> list[cst.BaseExpression]:
     """The expressions whose text reaches the model: the text of the content's text blocks when
     it is (or was built as) a list of blocks, else the content itself when it may be text
     (``opaque``: not for MCP, whose content is always a list of blocks)."""
-    if is_literal(content) or (isinstance(content, cst.Name) and content.value.isupper()):
+    leaf = leaf_name(content) if isinstance(content, (cst.Name, cst.Attribute)) else None
+    if is_literal(content) or (leaf and leaf.isupper()):
         return []  # a constant (``"done"``, ``PLACEHOLDER``): cutting it changes nothing the tool did
+    if isinstance(content, cst.Call) and final_name(content) in _STRUCTURED:
+        return []  # ``model_dump()``/``to_dict()`` hand back data, not text
     texts = text_values(ctx, content)
     if texts or isinstance(content, _CONTAINERS):
         return [text for text in texts if not is_literal(text)]
-    if isinstance(content, cst.Name):
+    if isinstance(content, cst.Name) and depth < 3:
         values = local_values(ctx, content)
-        if any(isinstance(value, _CONTAINERS) for value in values):
-            built = [target for value in values for target in _text_targets(ctx, value, opaque)]
+        if any(isinstance(value, _CONTAINERS) for value in values) or _declared_as_blocks(ctx, content):
+            built = [target for value in values for target in _text_targets(ctx, value, opaque, depth + 1)]
             added = [text for value in _appended(ctx, content) for text in text_values(ctx, value)]
             return built + [text for text in added if not is_literal(text)]
     return [content] if opaque else []

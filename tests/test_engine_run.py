@@ -176,6 +176,15 @@ TARGET = {
         def test_scale():
             assert scale(3) == 6
     """,
+    "tests/test_env.py": """
+        import os
+
+
+        def test_secrets_are_not_visible_to_the_tests(tmp_path):
+            assert "ANTHROPIC_API_KEY" not in os.environ and "DEPLOY_TOKEN" not in os.environ
+            assert os.environ["VISIBLE_TOKEN"] == "passed"  # named by --pass-env
+            (tmp_path / "scratch.txt").write_text("tests may write to tmp_path")
+    """,
     "tests/test_aio.py": """
         import pytest
 
@@ -217,10 +226,16 @@ MUTANTS = {
 }
 
 
+SECRETS = {"ANTHROPIC_API_KEY": "sk-real", "DEPLOY_TOKEN": "t", "VISIBLE_TOKEN": "passed"}
+
+
 def run_engine(root: Path, specs: list[HandMutant], **options: object) -> tuple[RunStats, RunData, str]:
     output = io.StringIO()
-    config = EngineConfig(root=root, workers=2, **options)  # type: ignore[arg-type]
-    stats = Engine(config, Console(file=output, width=200), HandMutants(specs)).run()
+    config = EngineConfig(root=root, workers=2, pass_env=["VISIBLE_TOKEN"], **options)  # type: ignore[arg-type]
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in SECRETS.items():
+            patch.setenv(name, value)  # the engine's own environment has secrets; the tests must not
+        stats = Engine(config, Console(file=output, width=200), HandMutants(specs)).run()
     return stats, load_run_data(root), output.getvalue()
 
 

@@ -11,6 +11,7 @@ import asyncio
 import json.decoder
 import textwrap
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -24,17 +25,19 @@ from mutagent.errors import UsageError
 from mutagent.model import Mutant
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.generate import (
+    _common_length,
     _needs_parent,
     _Patcher,
     _replace_child,
     generate_for_file,
     generate_for_source,
 )
+from mutagent.mutation.operator import Mutation, Operator
 from mutagent.mutation.registry import select_operators
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE_CLIENT = Path(anthropic.__file__).parent / "_base_client.py"
-SAMPLE_AGENT = sorted((ROOT / "sample_agent").glob("*.py"))
+SAMPLE_AGENT = sorted(p for p in (ROOT / "sample_agent").glob("*.py") if p.name != "__init__.py")
 STDLIB = [Path(textwrap.__file__), Path(json.decoder.__file__)]
 
 AWKWARD = '''\
@@ -68,7 +71,7 @@ def lookup(x: int = 3, *args, flag=True, **kwargs) -> int:
             break
         total += i ** 2
     while total > 10:
-        total //= 2
+        total //= 2; total -= 1; extra = 0
     return total if total >= 0 else ~total
 
 
@@ -78,7 +81,8 @@ async def stream(events):
             case {"type": "ping"}:
                 continue
             case {"type": "stop", **rest}:
-                return rest
+                yield rest
+                break
             case [first, *others]:
                 yield first
             case _:
@@ -202,29 +206,24 @@ def _units(ctx: SourceContext) -> list[cst.FunctionDef]:
     return units
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
 def _compile_unit(ctx: SourceContext, units: list[cst.FunctionDef], mutant: Mutant, path: str) -> None:
-    """compile() the innermost function holding the change, wrapped in its enclosing classes
-    (or the mutated file when no such function holds it).
+    """compile() the innermost function holding the change, wrapped in its enclosing classes,
+    or else the mutated top-level statement.
 
-    A SyntaxError compile() finds in a mutated file lies in the changed function, and nothing
-    in such a function depends on code outside it but its class nesting (``return``, ``await``,
-    ``nonlocal`` and ``break`` are all checked within it): the same errors, far cheaper.
+    A SyntaxError compile() finds in a mutated file lies in the changed function (statement),
+    and nothing in such a function depends on code outside it but its class nesting
+    (``return``, ``await``, ``nonlocal`` and ``break`` are all checked within it; the generic
+    family never touches ``__future__`` imports): the same errors, far cheaper.
     """
     source, patch = ctx.source, mutant.patch
     original = source[patch.start : patch.end]
-    prefix = _common_prefix(original, patch.text)
-    suffix = _common_prefix(original[prefix:][::-1], patch.text[prefix:][::-1])
+    prefix = _common_length(original, patch.text, from_end=False)
+    limit = min(len(original), len(patch.text)) - prefix
+    suffix = min(_common_length(original, patch.text, from_end=True), limit)
     changed = (patch.start + prefix, patch.end - suffix)
     holders = [u for u in units if ctx.span(u)[0] <= changed[0] and changed[1] <= ctx.span(u)[1]]
-    if not holders:
-        compile(mutant.mutated_source(source), path, "exec", dont_inherit=True)
+    if not holders:  # module level or a class body: the mutated top-level statement alone
+        compile(patch.text, path, "exec", dont_inherit=True)
         return
     unit = max(holders, key=lambda u: ctx.span(u)[0])
     start, end = ctx.span(unit)
@@ -308,6 +307,49 @@ def test_patches_equal_re_rendering_the_rebuilt_statement(path: Path) -> None:
             assert patch.text == _reference_text(ctx, mutation.node, mutation.replacement), operator.name
             checked += 1
     assert checked > 20
+
+
+class _ParentRendered(Operator):
+    """Mutates nodes libcst renders differently depending on their parent: an ``elif``, an
+    argument without its own comma, a statement followed by ``;``, an annotation."""
+
+    name = "test-parent-rendered"
+    description = failure = hint = "test only"
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for node in ctx.nodes(cst.If):
+            yield Mutation(node, node.with_changes(test=cst.Name("False")), "if False")
+        for node in ctx.nodes(cst.Arg):
+            yield Mutation(node, node.with_changes(value=cst.Name("None")), "arg None")
+        for node in ctx.nodes(cst.AugAssign):
+            yield Mutation(node, cst.Assign([cst.AssignTarget(node.target)], node.value), "assign")
+        for node in ctx.nodes(cst.Annotation):
+            yield Mutation(node, node.with_changes(annotation=cst.Name("object")), "object")
+
+
+def test_nodes_rendered_by_their_parent_are_patched_exactly() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(x: int, *args) -> str:
+            if x:
+                a = g(1, key=2)
+            elif x > 1:
+                a += 1; a -= 2; b = 3
+            else:
+                a = h(x)
+            return a
+        """
+    )
+    ctx = SourceContext(source)
+    patcher = _Patcher(ctx)
+    mutations = list(_ParentRendered().find(ctx))
+    assert len(mutations) >= 8
+    for mutation in mutations:
+        patch, _ = patcher.patch(mutation)
+        assert patch.text == _reference_text(ctx, mutation.node, mutation.replacement)
+        compile(patch.apply(source), "parent.py", "exec")
+    elif_mutant = generate_for_source(source, "parent.py", [_ParentRendered()])
+    assert any("elif False:" in m.mutated_source(source) for m in elif_mutant)
 
 
 @pytest.mark.parametrize("source", [AWKWARD, STABLE], ids=["awkward", "stable"])
@@ -506,7 +548,7 @@ def test_context_index_positions_and_matching_agree_with_libcst(path: Path) -> N
     ]
     for matcher in matchers:
         assert ctx.findall(matcher) == list(m.findall(ctx.module, matcher))
-        for node in ctx.nodes(cst.FunctionDef)[:40]:
+        for node in ctx.nodes(cst.FunctionDef)[:12]:
             assert ctx.descendants(node, matcher) == list(m.findall(node, matcher))
 
 

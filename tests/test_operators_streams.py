@@ -304,13 +304,26 @@ def test_empty_response_ignores_input_validation() -> None:
 
 def test_idle_timeout_alias_and_value() -> None:
     source = """
+        import anthropic
         import httpx2 as h
 
         TIMEOUT = h.Timeout(10.0, read=30.0)
+        client = anthropic.Anthropic(api_key="sk-test", timeout=TIMEOUT)
     """
     namespace = load(only("drop-idle-timeout", source))
     assert namespace["TIMEOUT"].read is None
     assert namespace["TIMEOUT"].connect == 10.0
+
+
+def test_idle_timeout_ignores_http_calls_of_code_that_is_no_model_client() -> None:
+    source = """
+        import httpx2
+
+        def export_spans(spans):
+            with httpx2.Client(timeout=httpx2.Timeout(5.0, read=10.0)) as client:
+                return client.post("https://tracing.example/ingest", json=spans, timeout=3)
+    """
+    assert mutants("drop-idle-timeout", source) == []
 
 
 def test_idle_timeout_wait_for_mutant_waits_forever() -> None:

@@ -118,16 +118,19 @@ class Engine:
                 self._run_locked(store, source)
             finally:
                 store.close()
+        except BaseException:
+            self._shutdown(force=True)  # Ctrl-C, SIGTERM or an error: kill workers and children now
+            raise
+        else:
+            self._shutdown(force=False)
         finally:
-            self._shutdown()
             lock.release()
         self.stats.wall = time.monotonic() - started
         return self.stats
 
-    def _shutdown(self) -> None:
-        interrupted = sys.exc_info()[0] is not None
+    def _shutdown(self, force: bool) -> None:
         if self.pool is not None:
-            self.pool.close(force=interrupted)
+            self.pool.close(force=force)
             self.pool = None
         if self.workspace is not None:
             self.workspace.cleanup()
@@ -226,6 +229,8 @@ class Engine:
             self.workspace = sandbox.create_workspace(self.root)
             base_env = sandbox.scrub_environment(dict(os.environ), self.config.pass_env)
             self.env = sandbox.test_environment(self.workspace, self.target.import_roots(), base_env)
+            self.env["PYTEST_DEBUG_TEMPROOT"] = str(self.workspace.aux / "tmp")  # tmp_path dirs die with us
+            (self.workspace.aux / "tmp").mkdir()
         return self.workspace
 
     @property
@@ -243,6 +248,9 @@ class Engine:
             "-p",
             "no:cacheprovider",
             "-q",
+            # a killing test's traceback is formatted in every mutant child; pytest's long style
+            # (source context, reprs through SDK frames) costs ~100 ms per failing test
+            "--tb=native",
         ]
         if not _has_pytest_config(self.copy_root):
             ini = workspace.aux / "pytest.ini"

@@ -16,10 +16,12 @@ import json
 import marshal
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +128,16 @@ class Worker:
             }
             mode = "none"
         else:
-            mode, swaps, why = self._choose_mode(job)
-            if mode == "fallback":
-                result = self._run_fallback(job)
-                result["fallback_reason"] = why
-            else:
-                result = self._run_forked(job, swaps)
+            mode = "none"
+            try:
+                mode, swaps, why = self._choose_mode(job)
+                if mode == "fallback":
+                    result = self._run_fallback(job)
+                    result["fallback_reason"] = why
+                else:
+                    result = self._run_forked(job, swaps)
+            except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
+                result = {"status": "error", "detail": traceback.format_exc(), "tests": [], "running": None}
         result.update(type="result", id=job["id"], mode=mode, elapsed=time.monotonic() - started)
         return result
 
@@ -151,8 +157,21 @@ class Worker:
             swaps.append((key, code))
         return ("swap" if swaps else "plain"), swaps, ""
 
+    def _temp_root(self) -> Path:
+        """A fresh ``tmp_path`` root per child or fresh-import run, deleted right after it: a child
+        leaves through ``os._exit``, so pytest's own cleanup of its numbered dirs never runs."""
+        path = Path(self.config["aux"]) / "tmp" / f"{os.getpid()}-{self.jobs_done}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
     def _run_forked(self, job: dict[str, Any], swaps: list[tuple[Any, Any]]) -> dict[str, Any]:
         items = [self.items[nodeid] for nodeid in job["tests"]]
+        temp_root = self._temp_root()
+
+        def prepare() -> None:
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
+            child_mod.apply_swaps(self.index, swaps)
+
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the mutant child
@@ -160,7 +179,7 @@ class Worker:
             child_mod.run_child(
                 write_fd,
                 (self.in_fd, self.out_fd),
-                lambda: child_mod.apply_swaps(self.index, swaps),
+                prepare,
                 items,
                 self.reports,
                 bool(job.get("fast")),
@@ -176,6 +195,7 @@ class Worker:
         finally:
             self.current_group = None
             os.close(read_fd)
+            shutil.rmtree(temp_root, ignore_errors=True)
 
     def _watch_child(self, pid: int, read_fd: int, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -233,6 +253,8 @@ class Worker:
             command.append("-x")
         env = {k: v for k, v in os.environ.items() if not k.startswith("MUTAGENT_WORKER")}
         env["MUTAGENT_FALLBACK"] = str(spec_path)
+        temp_root = self._temp_root()
+        env["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
         timeout = float(job.get("fallback_timeout") or float(job["timeout"]) + 2 * self.startup + 1.0)
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
@@ -261,6 +283,7 @@ class Worker:
         finally:
             for path in (spec_path, out_path, log_path):
                 path.unlink(missing_ok=True)
+            shutil.rmtree(temp_root, ignore_errors=True)
 
     def _watch_process(self, process: subprocess.Popen[bytes], timeout: float) -> str:
         deadline = time.monotonic() + timeout

@@ -176,6 +176,28 @@ class _SpanRecorder(PositionProvidingCodegenState):
         self.spans[node] = (self._char_stack.pop(), self._length)
 
 
+class _PartRecorder(CodegenState):
+    """Plain codegen with given indentation that also notes where one ``part`` node's text is."""
+
+    def __init__(self, module: cst.Module, indent_tokens: list[str], part: cst.CSTNode | None) -> None:
+        super().__init__(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            indent_tokens=indent_tokens,
+        )
+        self.part = part
+        self.part_span: tuple[int, int] | None = None
+        self._part_start = 0
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if node is self.part:
+            self._part_start = sum(map(len, self.tokens))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if node is self.part:
+            self.part_span = (self._part_start, sum(map(len, self.tokens)))
+
+
 def _node_type_of(matcher: object) -> type | None:
     """The libcst node class a matcher class stands for (``m.Call`` -> ``cst.Call``), if any."""
     candidate = getattr(cst, type(matcher).__name__, None)
@@ -307,13 +329,21 @@ class SourceContext:
         """``node`` (default: ``anchor``) rendered as it would be at ``anchor``'s place, with the
         enclosing blocks' indentation on its continuation lines. ``code()`` renders a node at
         column 0, which differs from the file for any multi-line node inside a block."""
-        state = CodegenState(
-            default_indent=self.module.default_indent,
-            default_newline=self.module.default_newline,
-            indent_tokens=self.indent_tokens(anchor),
-        )
-        (anchor if node is None else node)._codegen(state)
-        return "".join(state.tokens)
+        return self._render(anchor, anchor if node is None else node, None)[0]
+
+    def code_of_part_in_place(
+        self, anchor: cst.CSTNode, node: cst.CSTNode, part: cst.CSTNode
+    ) -> tuple[str, str]:
+        """``node`` rendered at ``anchor``'s place, and the text ``part`` (a node inside it) got
+        there: how a node that cannot be rendered alone (an ``elif``, an annotation) reads."""
+        return self._render(anchor, node, part)
+
+    def _render(self, anchor: cst.CSTNode, node: cst.CSTNode, part: cst.CSTNode | None) -> tuple[str, str]:
+        state = _PartRecorder(self.module, self.indent_tokens(anchor), part)
+        node._codegen(state)
+        text = "".join(state.tokens)
+        start, end = state.part_span or (0, 0)
+        return text, text[start:end]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)

@@ -120,13 +120,13 @@ class _Patcher:
         if top_span is not None and anchor_span is not None and top_span[1] <= len(source):
             rebuilt = self._rebuild(node, mutation.replacement, anchor)
             (start, end), (a, b) = top_span, anchor_span
-            rendered = ctx.code_in_place(anchor, rebuilt)
-            text = source[start:a] + rendered + source[b:end]
-            if anchor is not node:
-                rendered = ctx.module.code_for_node(mutation.replacement)
-            return TextPatch(start, end, text), rendered
-        replacement = ctx.module.code_for_node(mutation.replacement)
+            if anchor is node:
+                rendered = replacement = ctx.code_in_place(anchor, rebuilt)
+            else:  # the replacement's text is read off the rendering of its rebuilt parent
+                rendered, replacement = ctx.code_of_part_in_place(anchor, rebuilt, mutation.replacement)
+            return TextPatch(start, end, source[start:a] + rendered + source[b:end]), replacement
         rebuilt = self._rebuild(node, mutation.replacement, top)
+        _, replacement = ctx.code_of_part_in_place(top, rebuilt, mutation.replacement)
         if top_span is not None:
             start, end = top_span
             text = ctx.module.code_for_node(rebuilt)

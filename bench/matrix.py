@@ -1,0 +1,106 @@
+"""Full kill matrix vs ``--fast`` on the sample agent, and the efficiency of those runs.
+
+The full matrix runs every covering test of every mutant (to report *which* tests kill it);
+``--fast`` stops each mutant at its first failing test. Both are run alternately on fresh copies
+with the agent operators. The same runs give the efficiency figures: Σ over mutants of the
+baseline durations of the tests each one ran ÷ (wall × workers), and the per-mutant overhead.
+
+    python bench/matrix.py [--repeat 3] [--workers 2] [--quick]
+"""
+
+from __future__ import annotations
+
+from agentruns import interleaved
+from common import Figure, Section, base_parser, check, fmt, median, print_section
+from storeinfo import RunInfo
+
+
+def consistency(full: list[RunInfo], fast: list[RunInfo]) -> list[list[str]]:
+    """Mutants whose detected/undetected verdict differs between runs, or whose ``--fast`` killer is
+    not among the full matrix's killers: either means a wrong status somewhere."""
+    detected = {"Killed", "Timeout"}
+    rows = []
+    reference = full[0]
+    for mutant in reference.data.mutants:
+        outcomes = [(f"full#{i + 1}", run.data.result_of(mutant)) for i, run in enumerate(full)]
+        outcomes += [(f"fast#{i + 1}", run.data.result_of(mutant)) for i, run in enumerate(fast)]
+        verdicts = {r.status.value in detected for _, r in outcomes}
+        full_killers = set().union(*(set(r.killed_by) for name, r in outcomes if name.startswith("full")))
+        stray = [k for name, r in outcomes if name.startswith("fast") for k in r.killed_by if k not in full_killers]
+        if len(verdicts) > 1 or stray:
+            shown = "; ".join(f"{name} {r.status.value}" for name, r in outcomes)
+            rows.append([f"{mutant.file}:{mutant.location.start_line}", mutant.operator, shown,
+                         ", ".join(stray)])
+    return rows
+
+
+def matrix_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Section:
+    section = Section("matrix", f"3. full kill matrix vs --fast, sample agent, agent operators, {workers} workers")
+    ratios = [a.wall / b.wall for a, b in zip(full, fast)]
+    section.figures += [
+        Figure("full-matrix wall ÷ --fast wall", ratios, "x", "≤ 1.5×", check(median(ratios), at_most=1.5)),
+        Figure("full-matrix wall", [r.wall for r in full], "s"),
+        Figure("--fast wall", [r.wall for r in fast], "s"),
+        Figure("tests run per mutant, full matrix", [_tests_per_mutant(r) for r in full]),
+        Figure("tests run per mutant, --fast", [_tests_per_mutant(r) for r in fast]),
+    ]
+    statuses = sorted(set().union(*(r.statuses for r in [*full, *fast])))
+    section.add_table("statuses (last run of each)", ["mode", "mutants", *statuses],
+                      [[mode, str(run.mutants), *[str(run.statuses[s]) for s in statuses]]
+                       for mode, run in (("full matrix", full[-1]), ("--fast", fast[-1]))])
+    rows = consistency(full, fast)
+    if rows:
+        section.add_table("mutants whose verdict differs between runs (engine problem?)",
+                          ["where", "operator", "statuses", "--fast killers not in the full matrix"], rows)
+    else:
+        section.notes.append(f"Every mutant got the same detected/undetected verdict in all {len(full) + len(fast)} "
+                             "runs, and every --fast killer is among the full matrix's killers.")
+    return section
+
+
+def _tests_per_mutant(run: RunInfo) -> float:
+    counts = [len(r.tests_run) for r in run.data.results.values() if r.tests_run]
+    return sum(counts) / len(counts) if counts else float("nan")
+
+
+def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Section:
+    section = Section("efficiency", f"4. efficiency, sample agent, agent operators, {workers} workers")
+    for label, runs in (("full matrix", full), ("--fast", fast)):
+        target = "≥ 0.8" if label == "full matrix" else ""
+        section.figures += [
+            Figure(f"{label}: efficiency (end-to-end wall)", [r.efficiency for r in runs], "", target,
+                   check(median([r.efficiency for r in runs]), at_least=0.8) if target else None),
+            Figure(f"{label}: efficiency (mutant phase only)", [r.phase_efficiency for r in runs]),
+            Figure(f"{label}: per-mutant overhead (elapsed − baseline test time, median)",
+                   [median(r.overheads) for r in runs], "ms"),
+        ]
+        engine = [r.engine_overhead_ms / 1000 for r in runs if r.engine_overhead_ms is not None]
+        if engine:
+            section.figures.append(Figure(f"{label}: harness overhead reported by mutagent (median)", engine, "ms"))
+    rows = []
+    for label, runs in (("full", full), ("fast", fast)):
+        for i, r in enumerate(runs, 1):
+            rows.append([f"{label}#{i}", fmt(r.wall, "s"), fmt(r.mutant_phase, "s"), fmt(r.test_time, "s"),
+                         str(r.ran or len(r.overheads)), fmt(r.efficiency), fmt(r.phase_efficiency)])
+    section.add_table("runs", ["run", "wall", "mutant phase", "Σ selected tests' baseline time", "mutants run",
+                               "efficiency", "phase eff."], rows)
+    section.notes.append(
+        "Efficiency = Σ over mutants of the baseline durations of the tests each mutant ran ÷ (wall × workers). "
+        "The end-to-end wall includes start-up, mutant generation, the baseline with per-test coverage and the "
+        "control run; the mutant phase runs from the first mutant's start to the last result's commit. "
+        "A killed mutant's tests often fail faster than their baseline duration, so overhead is approximate."
+    )
+    return section
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = base_parser(__doc__ or "").parse_args(argv)
+    repeat = 1 if args.quick else args.repeat
+    full, fast = interleaved(repeat, args.workers)
+    print_section(matrix_section(full, fast, args.workers))
+    print_section(efficiency_section(full, fast, args.workers))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
