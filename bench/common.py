@@ -95,15 +95,23 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
-            timeout: float | None = None) -> Measurement:
+def measure(
+    command: Sequence[str], cwd: Path, env: dict[str, str] | None = None, timeout: float | None = None
+) -> Measurement:
     """Run ``command`` to completion; CPU is the ``RUSAGE_CHILDREN`` delta (every descendant that
     was waited for), memory the peak of the sampled process-tree RSS."""
     cpu_before = _children_cpu()
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         sampler = _RssSampler(proc.pid)
         sampler.start()
         try:
@@ -117,8 +125,9 @@ def measure(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    return Measurement(list(command), wall, _children_cpu() - cpu_before, sampler.peak / 2**20, returncode,
-                       stdout, stderr)
+    return Measurement(
+        list(command), wall, _children_cpu() - cpu_before, sampler.peak / 2**20, returncode, stdout, stderr
+    )
 
 
 def _kill_tree(proc: subprocess.Popen[str]) -> None:
@@ -175,7 +184,9 @@ def mutagent_run(target: Path, *args: str, workers: int, timeout: float | None =
     command = [sys.executable, "-m", "mutagent", "run", str(target), *args, "--workers", str(workers)]
     result = measure(command, cwd=target.parent, env=bench_env(), timeout=timeout)
     if not result.ok:
-        raise BenchError(f"mutagent run failed (exit {result.returncode}): {' '.join(command)}\n{result.tail()}")
+        raise BenchError(
+            f"mutagent run failed (exit {result.returncode}): {' '.join(command)}\n{result.tail()}"
+        )
     return result
 
 

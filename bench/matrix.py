@@ -10,33 +10,47 @@ baseline durations of the tests each one ran ÷ (wall × workers), and the per-m
 
 from __future__ import annotations
 
-from agentruns import interleaved
+import agentruns
 from common import Figure, Section, base_parser, check, fmt, median, print_section
 from storeinfo import RunInfo
 
 
 def consistency(full: list[RunInfo], fast: list[RunInfo]) -> list[list[str]]:
-    """Mutants whose detected/undetected verdict differs between runs, or whose ``--fast`` killer is
-    not among the full matrix's killers: either means a wrong status somewhere."""
+    """Mutants detected in one run and not in another (a wrong status somewhere, or a test whose
+    outcome depends on timing), or killed in both modes with a ``--fast`` killer the full matrix
+    did not report (a full-matrix Timeout has no complete killer list, so it is not compared)."""
     detected = {"Killed", "Timeout"}
     rows = []
-    reference = full[0]
-    for mutant in reference.data.mutants:
+    for mutant in full[0].data.mutants:
         outcomes = [(f"full#{i + 1}", run.data.result_of(mutant)) for i, run in enumerate(full)]
         outcomes += [(f"fast#{i + 1}", run.data.result_of(mutant)) for i, run in enumerate(fast)]
         verdicts = {r.status.value in detected for _, r in outcomes}
-        full_killers = set().union(*(set(r.killed_by) for name, r in outcomes if name.startswith("full")))
-        stray = [k for name, r in outcomes if name.startswith("fast") for k in r.killed_by if k not in full_killers]
+        killed_full = [r for name, r in outcomes if name.startswith("full") and r.status.value == "Killed"]
+        full_killers = {k for r in killed_full for k in r.killed_by}
+        stray = sorted(
+            {
+                k
+                for name, r in outcomes
+                if name.startswith("fast") and killed_full
+                for k in r.killed_by
+                if k not in full_killers
+            }
+        )
         if len(verdicts) > 1 or stray:
             shown = "; ".join(f"{name} {r.status.value}" for name, r in outcomes)
-            rows.append([f"{mutant.file}:{mutant.location.start_line}", mutant.operator, shown,
-                         ", ".join(stray)])
+            rows.append(
+                [f"{mutant.file}:{mutant.location.start_line}", mutant.operator, shown, ", ".join(stray)]
+            )
     return rows
 
 
 def matrix_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Section:
-    section = Section("matrix", f"3. full kill matrix vs --fast, sample agent, agent operators, {workers} workers")
-    ratios = [a.wall / b.wall for a, b in zip(full, fast)]
+    section = Section(
+        "matrix",
+        f"3. full kill matrix vs --fast, sample agent, --operators {agentruns.operators()}, "
+        f"{workers} workers",
+    )
+    ratios = [a.wall / b.wall for a, b in zip(full, fast, strict=True)]
     section.figures += [
         Figure("full-matrix wall ÷ --fast wall", ratios, "x", "≤ 1.5×", check(median(ratios), at_most=1.5)),
         Figure("full-matrix wall", [r.wall for r in full], "s"),
@@ -45,16 +59,26 @@ def matrix_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Se
         Figure("tests run per mutant, --fast", [_tests_per_mutant(r) for r in fast]),
     ]
     statuses = sorted(set().union(*(r.statuses for r in [*full, *fast])))
-    section.add_table("statuses (last run of each)", ["mode", "mutants", *statuses],
-                      [[mode, str(run.mutants), *[str(run.statuses[s]) for s in statuses]]
-                       for mode, run in (("full matrix", full[-1]), ("--fast", fast[-1]))])
+    section.add_table(
+        "statuses (last run of each)",
+        ["mode", "mutants", *statuses],
+        [
+            [mode, str(run.mutants), *[str(run.statuses[s]) for s in statuses]]
+            for mode, run in (("full matrix", full[-1]), ("--fast", fast[-1]))
+        ],
+    )
     rows = consistency(full, fast)
     if rows:
-        section.add_table("mutants whose verdict differs between runs (engine problem?)",
-                          ["where", "operator", "statuses", "--fast killers not in the full matrix"], rows)
+        section.add_table(
+            "mutants whose verdict differs between runs (engine problem?)",
+            ["where", "operator", "statuses", "--fast killers not in the full matrix"],
+            rows,
+        )
     else:
-        section.notes.append(f"Every mutant got the same detected/undetected verdict in all {len(full) + len(fast)} "
-                             "runs, and every --fast killer is among the full matrix's killers.")
+        section.notes.append(
+            f"Every mutant got the same detected/undetected verdict in all {len(full) + len(fast)} "
+            "runs, and every --fast killer is among the full matrix's killers."
+        )
     return section
 
 
@@ -64,31 +88,76 @@ def _tests_per_mutant(run: RunInfo) -> float:
 
 
 def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Section:
-    section = Section("efficiency", f"4. efficiency, sample agent, agent operators, {workers} workers")
+    section = Section(
+        "efficiency", f"4. efficiency, sample agent, --operators {agentruns.operators()}, {workers} workers"
+    )
     for label, runs in (("full matrix", full), ("--fast", fast)):
         target = "≥ 0.8" if label == "full matrix" else ""
+        values = [r.efficiency for r in runs]
         section.figures += [
-            Figure(f"{label}: efficiency (end-to-end wall)", [r.efficiency for r in runs], "", target,
-                   check(median([r.efficiency for r in runs]), at_least=0.8) if target else None),
+            Figure(
+                f"{label}: efficiency (end-to-end wall)",
+                values,
+                "",
+                target,
+                check(median(values), at_least=0.8) if target else None,
+            ),
             Figure(f"{label}: efficiency (mutant phase only)", [r.phase_efficiency for r in runs]),
-            Figure(f"{label}: per-mutant overhead (elapsed − baseline test time, median)",
-                   [median(r.overheads) for r in runs], "ms"),
+            Figure(
+                f"{label}: pool busy (forked test time ÷ mutant phase × workers)",
+                [r.forked_phase_efficiency for r in runs],
+            ),
+            Figure(
+                f"{label}: per-mutant overhead (elapsed − plain test time, median)",
+                [median(r.overheads) for r in runs],
+                "ms",
+            ),
         ]
         engine = [r.engine_overhead_ms / 1000 for r in runs if r.engine_overhead_ms is not None]
         if engine:
-            section.figures.append(Figure(f"{label}: harness overhead reported by mutagent (median)", engine, "ms"))
+            section.figures.append(
+                Figure(f"{label}: harness overhead reported by mutagent (median)", engine, "ms")
+            )
+    section.figures.append(
+        Figure(
+            "suite one test at a time in the harness ÷ plain run (control vs baseline)",
+            [r.forked_slowdown for r in [*full, *fast]],
+            "x",
+        )
+    )
     rows = []
     for label, runs in (("full", full), ("fast", fast)):
         for i, r in enumerate(runs, 1):
-            rows.append([f"{label}#{i}", fmt(r.wall, "s"), fmt(r.mutant_phase, "s"), fmt(r.test_time, "s"),
-                         str(r.ran or len(r.overheads)), fmt(r.efficiency), fmt(r.phase_efficiency)])
-    section.add_table("runs", ["run", "wall", "mutant phase", "Σ selected tests' baseline time", "mutants run",
-                               "efficiency", "phase eff."], rows)
+            rows.append(
+                [
+                    f"{label}#{i}",
+                    fmt(r.wall, "s"),
+                    fmt(r.mutant_phase, "s"),
+                    fmt(r.test_time, "s"),
+                    fmt(r.forked_test_time, "s"),
+                    str(r.ran or len(r.overheads)),
+                    fmt(r.efficiency),
+                    fmt(r.phase_efficiency),
+                ]
+            )
+    header = [
+        "run",
+        "wall",
+        "mutant phase",
+        "Σ plain test time",
+        "Σ forked test time",
+        "mutants run",
+        "efficiency",
+        "phase eff.",
+    ]
+    section.add_table("runs", header, rows)
     section.notes.append(
-        "Efficiency = Σ over mutants of the baseline durations of the tests each mutant ran ÷ (wall × workers). "
-        "The end-to-end wall includes start-up, mutant generation, the baseline with per-test coverage and the "
-        "control run; the mutant phase runs from the first mutant's start to the last result's commit. "
-        "A killed mutant's tests often fail faster than their baseline duration, so overhead is approximate."
+        "Efficiency = Σ over mutants of the plain-run baseline durations of the tests each mutant ran "
+        "÷ (wall × workers). The end-to-end wall includes start-up, mutant generation, the baseline "
+        "with per-test coverage and the control run; the mutant phase runs from the first "
+        "mutant's start to the last result's commit. 'Forked' durations are the control run's: each "
+        "test alone in a child forked from a warm worker, i.e. what a test costs inside the harness. "
+        "A killed mutant's tests often fail faster than their baseline, so overhead is approximate."
     )
     return section
 
@@ -96,7 +165,9 @@ def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -
 def main(argv: list[str] | None = None) -> int:
     args = base_parser(__doc__ or "").parse_args(argv)
     repeat = 1 if args.quick else args.repeat
-    full, fast = interleaved(repeat, args.workers)
+    if args.quick:
+        agentruns.use_operators(agentruns.QUICK_OPERATORS)
+    full, fast = agentruns.interleaved(repeat, args.workers)
     print_section(matrix_section(full, fast, args.workers))
     print_section(efficiency_section(full, fast, args.workers))
     return 0

@@ -19,9 +19,21 @@ from common import BenchError, Measurement, bench_env, measure
 
 # mutmut's exit-code meanings (mutmut/stats.py), folded into mutagent's status names
 _STATUS_BY_EXIT_CODE = {
-    1: "Killed", 3: "Killed", 0: "Survived", 5: "NoCoverage", 33: "NoCoverage", 34: "Ignored",
-    36: "Timeout", 24: "Timeout", -24: "Timeout", 152: "Timeout", 255: "Timeout",
-    37: "CompileError", -11: "RuntimeError", -9: "RuntimeError", None: "Pending",
+    1: "Killed",
+    3: "Killed",
+    0: "Survived",
+    5: "NoCoverage",
+    33: "NoCoverage",
+    34: "Ignored",
+    36: "Timeout",
+    24: "Timeout",
+    -24: "Timeout",
+    152: "Timeout",
+    255: "Timeout",
+    37: "CompileError",
+    -11: "RuntimeError",
+    -9: "RuntimeError",
+    None: "Pending",
 }
 _NAME = re.compile(r"^(?P<module>.+?)\.x(?:_(?P<func>[^.ǁ]+)|ǁ(?P<cls>[^ǁ]+)ǁ(?P<meth>[^.ǁ]+))__mutmut_\d+$")
 
@@ -39,6 +51,7 @@ class MutmutRun:
 
 def write_config(root: Path, source_paths: list[str], tests: list[str], do_not_mutate: list[str]) -> None:
     """Write ``[tool.mutmut]`` into ``root/pyproject.toml`` (the copy's; created if missing)."""
+
     def toml_list(items: list[str]) -> str:
         return "[" + ", ".join(json.dumps(item) for item in items) + "]"
 
@@ -71,8 +84,10 @@ def run_mutmut(root: Path, workers: int, timeout: float | None = None) -> Mutmut
             run.statuses[_STATUS_BY_EXIT_CODE.get(code, "RuntimeError")] += 1
             run.per_unit[unit_of(name)] += 1
     if not measurement.ok or not run.mutants:
-        raise BenchError(f"mutmut run failed (exit {measurement.returncode}, {run.mutants} mutants) in {root}:\n"
-                         f"{measurement.tail()}")
+        raise BenchError(
+            f"mutmut run failed (exit {measurement.returncode}, {run.mutants} mutants) in {root}:\n"
+            f"{measurement.tail()}"
+        )
     return run
 
 

@@ -6,6 +6,7 @@ its ``results`` table (the time each result was committed), which bounds the mut
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections import Counter
@@ -21,14 +22,22 @@ from mutagent.store import load_run_data, store_path
 
 @dataclass
 class RunInfo:
-    """One mutagent run seen through its store and its closing line."""
+    """One mutagent run seen through its store and its closing line.
+
+    Test durations come from the cached baseline: ``plain`` is each test's duration in the plain
+    pytest run (one process, per-test coverage on), ``forked`` its duration in the control run
+    (alone, in a child forked from a warm worker: what a mutant's test costs in the harness).
+    """
 
     data: RunData
     wall: float  # end to end, as measured by the benchmark around the process
     workers: int
     statuses: Counter[str] = field(default_factory=Counter)
-    test_time: float = 0.0  # Σ over mutants run of the baseline durations of the tests they ran
-    overheads: list[float] = field(default_factory=list)  # per mutant: elapsed - baseline test time
+    test_time: float = 0.0  # Σ over mutants run of the plain baseline durations of the tests they ran
+    forked_test_time: float = 0.0  # the same with the control-run (forked) durations
+    suite_plain: float = 0.0  # Σ plain durations over the whole suite
+    suite_forked: float = 0.0  # Σ control-run durations over the whole suite
+    overheads: list[float] = field(default_factory=list)  # per mutant: elapsed - plain test time
     mutant_phase: float = float("nan")  # first result start .. last result commit
     ran: int = 0
     reused: int = 0
@@ -43,18 +52,31 @@ class RunInfo:
 
     @property
     def efficiency(self) -> float:
-        """Σ selected tests' baseline durations ÷ (end-to-end wall × workers)."""
-        return self.test_time / (self.wall * self.workers) if self.wall > 0 else float("nan")
+        """Σ selected tests' (plain) baseline durations ÷ (end-to-end wall × workers)."""
+        return _ratio(self.test_time, self.wall * self.workers)
 
     @property
     def phase_efficiency(self) -> float:
-        """The same over the mutant phase only (baseline, control run and start-up excluded)."""
-        phase = self.mutant_phase
-        return self.test_time / (phase * self.workers) if phase == phase and phase > 0 else float("nan")
+        """The same over the mutant phase only (start-up, baseline and control run excluded)."""
+        return _ratio(self.test_time, self.mutant_phase * self.workers)
+
+    @property
+    def forked_phase_efficiency(self) -> float:
+        """Σ selected tests' control-run durations ÷ (mutant phase × workers): how busy the pool is."""
+        return _ratio(self.forked_test_time, self.mutant_phase * self.workers)
+
+    @property
+    def forked_slowdown(self) -> float:
+        """How much longer the suite's tests take one by one in the harness than in a plain run."""
+        return _ratio(self.suite_forked, self.suite_plain)
 
     def outcome_of(self, mutant_id: str) -> str:
         result = self.data.results.get(mutant_id)
         return result.status.value if result else Status.PENDING.value
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b == b and b > 0 else float("nan")
 
 
 _CLOSING = re.compile(r"(\d+) run with (\d+) workers")
@@ -68,13 +90,18 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
     info = RunInfo(data=data, wall=wall, workers=workers)
     found = discover(target)
     info.modules = {f: found.module_name(f)[0] for f in found.sources}
-    durations = {t.nodeid: t.duration for t in data.tests}
+    plain, forked = _baseline_durations(target)
+    fallback = {t.nodeid: t.duration for t in data.tests}
+    plain = {n: plain.get(n, d) for n, d in fallback.items()}
+    forked = {n: forked.get(n, d) for n, d in fallback.items()}
+    info.suite_plain, info.suite_forked = sum(plain.values()), sum(forked.values())
     for mutant in data.mutants:
         result = data.result_of(mutant)
         info.statuses[result.status.value] += 1
         if result.tests_run:
-            selected = sum(durations.get(nodeid, 0.0) for nodeid in result.tests_run)
+            selected = sum(plain.get(nodeid, 0.0) for nodeid in result.tests_run)
             info.test_time += selected
+            info.forked_test_time += sum(forked.get(nodeid, 0.0) for nodeid in result.tests_run)
             info.overheads.append(max(0.0, result.duration - selected))
     info.mutant_phase = _mutant_phase(target, data)
     text = " ".join(stdout.split())
@@ -87,17 +114,35 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
     return info
 
 
-def _mutant_phase(target: Path, data: RunData) -> float:
-    """Seconds from the first run mutant's start to the last result's commit (NaN if none ran)."""
-    ran = {m.id: data.results[m.id].duration for m in data.mutants
-           if m.id in data.results and data.results[m.id].tests_run}
-    if not ran:
-        return float("nan")
+def _query(target: Path, sql: str) -> list[tuple]:
     connection = sqlite3.connect(f"file:{store_path(target)}?mode=ro", uri=True)
     try:
-        rows = connection.execute("SELECT mutant_id, finished FROM results").fetchall()
+        return connection.execute(sql).fetchall()
     finally:
         connection.close()
+
+
+def _baseline_durations(target: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-test durations of the plain baseline run and of the forked control run."""
+    rows = _query(target, "SELECT data FROM baseline")
+    if not rows:
+        return {}, {}
+    data = json.loads(rows[0][0])
+    plain = {n: float(v.get("duration", 0.0)) for n, v in data.get("tests", {}).items()}
+    forked = {n: float(v.get("duration", 0.0)) for n, v in data.get("control", {}).items()}
+    return plain, forked
+
+
+def _mutant_phase(target: Path, data: RunData) -> float:
+    """Seconds from the first run mutant's start to the last result's commit (NaN if none ran)."""
+    ran = {
+        m.id: data.results[m.id].duration
+        for m in data.mutants
+        if m.id in data.results and data.results[m.id].tests_run
+    }
+    if not ran:
+        return float("nan")
+    rows = _query(target, "SELECT mutant_id, finished FROM results")
     finished = {mutant_id: at for mutant_id, at in rows if mutant_id in ran}
     if not finished:
         return float("nan")

@@ -51,11 +51,17 @@ def _unit(node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, skip: str |
     simple = tuple(
         ((d.lineno, d.col_offset), (d.end_lineno or d.lineno, d.end_col_offset or 0))
         for d in [*node.args.defaults, *node.args.kw_defaults]
-        if isinstance(d, ast.Name) or (isinstance(d, ast.Constant) and isinstance(d.value, (int, float, complex, str)))
+        if isinstance(d, ast.Name)
+        or (isinstance(d, ast.Constant) and isinstance(d.value, (int, float, complex, str)))
     )
-    return Unit(f"{prefix}{node.name}", (first.lineno, first.col_offset),
-                (node.end_lineno or node.lineno, node.end_col_offset or 0), (header.lineno, header.col_offset), skip,
-                simple)
+    return Unit(
+        f"{prefix}{node.name}",
+        (first.lineno, first.col_offset),
+        (node.end_lineno or node.lineno, node.end_col_offset or 0),
+        (header.lineno, header.col_offset),
+        skip,
+        simple,
+    )
 
 
 def units_of(source: str) -> list[Unit]:
@@ -65,8 +71,10 @@ def units_of(source: str) -> list[Unit]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             units.append(_unit(node, "", None))
         elif isinstance(node, ast.ClassDef):
-            enum = any((b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")) in ENUM_BASES
-                       for b in node.bases)
+            enum = any(
+                (b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")) in ENUM_BASES
+                for b in node.bases
+            )
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     units.append(_unit(item, f"{node.name}.", "enum class" if enum else None))
@@ -86,8 +94,9 @@ def classify(mutant: Mutant, units: list[Unit]) -> tuple[str, str]:
     return "", "module level or class body"
 
 
-def categorise(mutants: list[Mutant], sources: dict[str, str],
-               modules: dict[str, str]) -> tuple[Counter[str], Counter[str]]:
+def categorise(
+    mutants: list[Mutant], sources: dict[str, str], modules: dict[str, str]
+) -> tuple[Counter[str], Counter[str]]:
     """Counts per category and, for plain-body mutants, per ``module:qualname`` unit
     (``modules`` maps each source file to its dotted module name)."""
     units = {file: units_of(text) for file, text in sources.items()}

@@ -88,45 +88,76 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
     wall_ratio = [p.mutmut.measurement.wall / p.mutagent.wall for p in pairs]
     cpu_ratio = [p.mutmut.measurement.cpu / p.mutagent.cpu for p in pairs if p.mutagent.cpu > 0]
     section.figures += [
-        Figure(f"{name}: mutmut wall ÷ mutagent wall", wall_ratio, "x", "≥ 3× (aim 5×)",
-               check(median(wall_ratio), at_least=3.0)),
+        Figure(
+            f"{name}: mutmut wall ÷ mutagent wall",
+            wall_ratio,
+            "x",
+            "≥ 3× (aim 5×)",
+            check(median(wall_ratio), at_least=3.0),
+        ),
         Figure(f"{name}: mutmut CPU ÷ mutagent CPU", cpu_ratio, "x"),
         Figure(f"{name}: mutagent wall", [p.mutagent.wall for p in pairs], "s"),
         Figure(f"{name}: mutmut wall", [p.mutmut.measurement.wall for p in pairs], "s"),
         Figure(f"{name}: mutagent mutants/s", [p.mutagent.mutants / p.mutagent.wall for p in pairs], "/s"),
-        Figure(f"{name}: mutmut mutants/s", [p.mutmut.mutants / p.mutmut.measurement.wall for p in pairs], "/s"),
+        Figure(
+            f"{name}: mutmut mutants/s", [p.mutmut.mutants / p.mutmut.measurement.wall for p in pairs], "/s"
+        ),
     ]
     rows = []
     for i, p in enumerate(pairs, 1):
-        rows.append([str(i), fmt(p.mutagent.wall, "s"), fmt(p.mutagent.cpu, "s"),
-                     fmt(p.mutmut.measurement.wall, "s"), fmt(p.mutmut.measurement.cpu, "s"),
-                     fmt(p.mutmut.measurement.wall / p.mutagent.wall, "x")])
-    section.add_table(f"{name}: runs", ["run", "mutagent wall", "mutagent CPU", "mutmut wall", "mutmut CPU",
-                                        "ratio"], rows)
+        rows.append(
+            [
+                str(i),
+                fmt(p.mutagent.wall, "s"),
+                fmt(p.mutagent.cpu, "s"),
+                fmt(p.mutmut.measurement.wall, "s"),
+                fmt(p.mutmut.measurement.cpu, "s"),
+                fmt(p.mutmut.measurement.wall / p.mutagent.wall, "x"),
+            ]
+        )
+    section.add_table(
+        f"{name}: runs", ["run", "mutagent wall", "mutagent CPU", "mutmut wall", "mutmut CPU", "ratio"], rows
+    )
     last = pairs[-1]
     data = last.mutagent.data
     categories, mutagent_units = categorise(data.mutants, data.sources, last.mutagent.modules)
     mutmut_units = last.mutmut.per_unit
     status_names = sorted(set(last.mutagent.statuses) | set(last.mutmut.statuses))
     section.add_table(
-        f"{name}: mutant counts (last run)", ["", "total", "in plain function bodies", *status_names],
-        [["mutagent", str(last.mutagent.mutants), str(categories[PLAIN]),
-          *[str(last.mutagent.statuses[s]) for s in status_names]],
-         ["mutmut", str(last.mutmut.mutants), str(last.mutmut.mutants),
-          *[str(last.mutmut.statuses[s]) for s in status_names]]],
+        f"{name}: mutant counts (last run)",
+        ["", "total", "in plain function bodies", *status_names],
+        [
+            [
+                "mutagent",
+                str(last.mutagent.mutants),
+                str(categories[PLAIN]),
+                *[str(last.mutagent.statuses[s]) for s in status_names],
+            ],
+            [
+                "mutmut",
+                str(last.mutmut.mutants),
+                str(last.mutmut.mutants),
+                *[str(last.mutmut.statuses[s]) for s in status_names],
+            ],
+        ],
     )
-    outside = ", ".join(f"{name} {count}" for count, name in
-                        sorted(((c, n) for n, c in categories.items() if n != PLAIN), reverse=True))
+    outside = ", ".join(
+        f"{name} {count}"
+        for count, name in sorted(((c, n) for n, c in categories.items() if n != PLAIN), reverse=True)
+    )
     section.notes.append(
-        f"{name}: mutagent {last.mutagent.mutants} mutants vs mutmut {last.mutmut.mutants}; in plain function "
-        f"bodies (where mutmut mutates) {categories[PLAIN]} vs {last.mutmut.mutants}"
+        f"{name}: mutagent {last.mutagent.mutants} mutants vs mutmut {last.mutmut.mutants}; "
+        f"in plain function bodies (where mutmut mutates) {categories[PLAIN]} vs {last.mutmut.mutants}"
         + (f"; mutagent only, outside them: {outside}" if outside else "")
         + ". The operator sets differ, so per-function counts differ too (table below)."
     )
     diff = _unit_differences(mutagent_units, mutmut_units)
     if diff:
-        section.add_table(f"{name}: functions where the counts differ (plain bodies; top 12)",
-                          ["function", "mutagent", "mutmut"], diff[:12])
+        section.add_table(
+            f"{name}: functions where the counts differ (plain bodies; top 12)",
+            ["function", "mutagent", "mutmut"],
+            diff[:12],
+        )
 
 
 def _unit_differences(ours: Counter[str], theirs: Counter[str]) -> list[list[str]]:
@@ -135,8 +166,9 @@ def _unit_differences(ours: Counter[str], theirs: Counter[str]) -> list[list[str
     return [[u, str(ours[u]), str(theirs[u])] for _, u in sorted(rows, reverse=True)]
 
 
-def measure(repeat: int, workers: int, quick: bool, targets: list[str] | None = None,
-            sample_agent_repeat: int = 1) -> Section:
+def measure(
+    repeat: int, workers: int, quick: bool, targets: list[str] | None = None, sample_agent_repeat: int = 1
+) -> Section:
     """Run the pairs (``sample_agent_repeat`` for the sample agent: each pair takes many minutes)."""
     section = Section("mutmut", f"1. mutagent vs mutmut 3.8, generic operators, --fast, {workers} workers")
     chosen = targets or (["generic"] if quick else ["generic", "sample_agent"])
@@ -149,20 +181,27 @@ def measure(repeat: int, workers: int, quick: bool, targets: list[str] | None = 
             pairs.append(run_pair(target, workers))
         compare(target, pairs, section)
         section.notes.append(f"{name}: median of {runs} pair(s) (mutagent then mutmut, alternating).")
-    section.notes.append("Both tools run end to end from a fresh copy (no cache): mutant generation, baseline "
-                         "(mutmut: stats collection), all mutants. CPU = user+sys of the whole process tree.")
+    section.notes.append(
+        "Both tools run end to end from a fresh copy (no cache): mutant generation, baseline "
+        "(mutmut: stats collection), all mutants. CPU = user+sys of the whole process tree."
+    )
     return section
 
 
 def main(argv: list[str] | None = None) -> int:
     parser: argparse.ArgumentParser = base_parser(__doc__ or "")
     parser.add_argument("--targets", help="comma list of: " + ", ".join(TARGETS))
-    parser.add_argument("--sample-agent-repeat", type=int, default=1,
-                        help="pairs on the sample agent (about 1000 generic mutants: minutes per pair)")
+    parser.add_argument(
+        "--sample-agent-repeat",
+        type=int,
+        default=1,
+        help="pairs on the sample agent (about 1000 generic mutants: minutes per pair)",
+    )
     args = parser.parse_args(argv)
     targets = args.targets.split(",") if args.targets else None
-    print_section(measure(1 if args.quick else args.repeat, args.workers, args.quick, targets,
-                          args.sample_agent_repeat))
+    print_section(
+        measure(1 if args.quick else args.repeat, args.workers, args.quick, targets, args.sample_agent_repeat)
+    )
     return 0
 
 

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentruns import interleaved
+import agentruns
 from common import (
     BenchError,
     Figure,
@@ -55,19 +55,24 @@ class NaiveResult:
 
 def agent_mutants(target: Path) -> tuple[list[Mutant], dict[str, str]]:
     """Every agent mutant of the sample agent copy at ``target`` (Ignored ones left out) and the sources."""
-    operators = select_operators("agent")
+    operators = select_operators(agentruns.operators())
     mutants: list[Mutant] = []
     sources: dict[str, str] = {}
     for relative in discover(target).sources:
         sources[relative] = (target / relative).read_text(encoding="utf-8")
-        mutants += [m for m in generate_for_file(target, target / relative, operators) if not m.ignored_reason]
+        mutants += [
+            m for m in generate_for_file(target, target / relative, operators) if not m.ignored_reason
+        ]
     return mutants, sources
 
 
 def suite_seconds(parent: Path) -> float:
     """One plain run of the unmutated suite in ``parent`` (which must be green)."""
-    check_import = measure([sys.executable, "-c", "import sample_agent; print(sample_agent.__file__)"],
-                           cwd=parent, env=bench_env())
+    check_import = measure(
+        [sys.executable, "-c", "import sample_agent; print(sample_agent.__file__)"],
+        cwd=parent,
+        env=bench_env(),
+    )
     if not check_import.stdout.strip().startswith(str(parent)):
         raise BenchError(f"the naive runs would not import the copy: {check_import.stdout.strip()}")
     run = measure(PYTEST, cwd=parent, env=bench_env())
@@ -76,8 +81,9 @@ def suite_seconds(parent: Path) -> float:
     return run.wall
 
 
-def run_one(original: Path, scratch_dir: Path, index: int, mutant: Mutant, source: str,
-            timeout: float) -> NaiveResult:
+def run_one(
+    original: Path, scratch_dir: Path, index: int, mutant: Mutant, source: str, timeout: float
+) -> NaiveResult:
     """Copy, apply, run pytest in a fresh interpreter: the per-mutant cost of the naive approach."""
     started = time.monotonic()
     parent = scratch_dir / f"mutant-{index}"
@@ -89,20 +95,25 @@ def run_one(original: Path, scratch_dir: Path, index: int, mutant: Mutant, sourc
     return NaiveResult(mutant, time.monotonic() - started, verdict)
 
 
-def run_sample(sample: list[Mutant], sources: dict[str, str], workers: int,
-               timeout: float) -> tuple[float, list[NaiveResult]]:
+def run_sample(
+    sample: list[Mutant], sources: dict[str, str], workers: int, timeout: float
+) -> tuple[float, list[NaiveResult]]:
     """Run the sampled mutants ``workers`` at a time; returns the batch wall and the results."""
     with scratch("naive") as parent:
         original = copy_sample_agent(parent / "original")
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_one, original, parent, i, m, sources[m.file], timeout)
-                       for i, m in enumerate(sample)]
+            futures = [
+                pool.submit(run_one, original, parent, i, m, sources[m.file], timeout)
+                for i, m in enumerate(sample)
+            ]
             results = [f.result() for f in futures]
         return time.monotonic() - started, results
 
 
-def measure_naive(repeat: int, workers: int, sample_size: int, seed: int) -> tuple[int, list[float], list[NaiveResult]]:
+def measure_naive(
+    repeat: int, workers: int, sample_size: int, seed: int
+) -> tuple[int, list[float], list[NaiveResult]]:
     """Per-mutant naive cost samples (seconds of one mutant, sequential) over ``repeat`` batches."""
     with scratch("naive-setup") as parent:
         copy = copy_sample_agent(parent)
@@ -133,43 +144,66 @@ def cross_check(results: list[NaiveResult], runs: list[RunInfo]) -> list[list[st
         naive_detected = result.verdict in detected
         if any((status in detected) != naive_detected for status in theirs):
             m = result.mutant
-            rows.append([f"{m.file}:{m.location.start_line}", m.operator, result.verdict, ", ".join(sorted(theirs))])
+            rows.append(
+                [f"{m.file}:{m.location.start_line}", m.operator, result.verdict, ", ".join(sorted(theirs))]
+            )
     return rows
 
 
 def measure_section(repeat: int, workers: int, quick: bool, sample_size: int = 8, seed: int = 0) -> Section:
-    section = Section("naive", f"2. mutagent vs the naive approach, sample agent, agent operators, {workers} workers")
-    full, fast = interleaved(repeat, workers)
+    section = Section(
+        "naive",
+        f"2. mutagent vs the naive approach, sample agent, --operators {agentruns.operators()}, "
+        f"{workers} workers",
+    )
+    full, fast = agentruns.interleaved(repeat, workers)
     total, costs, results = measure_naive(repeat, workers, sample_size, seed)
     per_mutant = statistics.median(costs)
     naive_total = per_mutant * total / workers
     fast_walls = [r.wall for r in fast]
     full_walls = [r.wall for r in full]
     section.figures += [
-        Figure("naive (extrapolated) ÷ mutagent --fast", [per_mutant * total / workers / w for w in fast_walls],
-               "x", "≥ 20×", check(naive_total / median(fast_walls), at_least=20.0)),
-        Figure("naive (extrapolated) ÷ mutagent full matrix", [per_mutant * total / workers / w for w in full_walls],
-               "x"),
+        Figure(
+            "naive (extrapolated) ÷ mutagent --fast",
+            [per_mutant * total / workers / w for w in fast_walls],
+            "x",
+            "≥ 20×",
+            check(naive_total / median(fast_walls), at_least=20.0),
+        ),
+        Figure(
+            "naive (extrapolated) ÷ mutagent full matrix",
+            [per_mutant * total / workers / w for w in full_walls],
+            "x",
+        ),
         Figure("naive: seconds per mutant (one worker slot)", costs, "s"),
         Figure("naive: extrapolated wall for all mutants", [c * total / workers for c in costs], "s"),
         Figure("mutagent --fast wall", fast_walls, "s"),
         Figure("mutagent full-matrix wall", full_walls, "s"),
     ]
-    verdicts = {v: sum(1 for r in results if r.verdict == v) for v in ("Killed", "Survived", "Timeout", "Error")}
+    verdicts = {
+        v: sum(1 for r in results if r.verdict == v) for v in ("Killed", "Survived", "Timeout", "Error")
+    }
     section.notes.append(
-        f"The naive side timed a seeded random sample (seed {seed}) of {min(sample_size, total)} of the {total} "
-        f"agent mutants per repetition ({repeat} repetitions), {workers} at a time, and extrapolated: "
+        f"The naive side timed a seeded random sample (seed {seed}) of {min(sample_size, total)} "
+        f"of the {total} mutants per repetition ({repeat} repetitions), {workers} at a time, "
+        f"and extrapolated: "
         f"per-mutant cost × {total} ÷ {workers}. Per mutant it copies the tree, writes the mutant and runs "
         f"`python -m pytest -x` in a fresh interpreter. Sampled verdicts: "
-        + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + "."
+        + ", ".join(f"{k} {v}" for k, v in verdicts.items())
+        + "."
     )
     mismatches = cross_check(results, fast)
     if mismatches:
-        section.add_table("sampled mutants where the naive verdict and mutagent's differ",
-                          ["where", "operator", "naive", "mutagent --fast"], mismatches)
+        section.add_table(
+            "sampled mutants where the naive verdict and mutagent's differ",
+            ["where", "operator", "naive", "mutagent --fast"],
+            mismatches,
+        )
     else:
-        section.notes.append(f"All {len({r.mutant.id for r in results})} sampled mutants got the same "
-                             "detected/undetected verdict from the naive run and from mutagent.")
+        section.notes.append(
+            f"All {len({r.mutant.id for r in results})} sampled mutants got the same "
+            "detected/undetected verdict from the naive run and from mutagent."
+        )
     section.notes.append(f"mutagent ran {fmt(median([float(r.mutants) for r in fast]))} mutants per run.")
     return section
 
@@ -181,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
     sample = min(args.sample, 4) if args.quick else args.sample
+    if args.quick:
+        agentruns.use_operators(agentruns.QUICK_OPERATORS)
     print_section(measure_section(repeat, args.workers, args.quick, sample, args.seed))
     return 0
 

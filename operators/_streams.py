@@ -666,6 +666,10 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
         if isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn)):
             return False
         return None
+    if isinstance(test, cst.Call) and m.matches(
+        test, m.Call(func=m.Name("any"), args=[m.Arg(m.GeneratorExp())])
+    ):
+        return stop_test(ctx, test.args[0].value.elt)  # any(e["type"] == "message_stop" for e in events)
     if isinstance(test, cst.Call):
         method = leaf_name(test.func) if isinstance(test.func, cst.Attribute) else None
         if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value):
@@ -816,15 +820,14 @@ def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
-#: Strings that only code talking to a model API contains: endpoints, hosts, the SSE media type.
+#: Strings that only code talking to a model API contains: endpoints and the SSE media type (not
+#: hosts: ``api.openai.com`` also serves tracing and files).
 MODEL_ENDPOINT_HINTS = (
-    "/messages",
+    "/v1/messages",
     "chat/completions",
-    "/completions",
-    "/responses",
+    "/v1/completions",
+    "/v1/responses",
     "generateContent",
-    "api.anthropic.com",
-    "api.openai.com",
     "text/event-stream",
     "/api/chat",
     "/api/generate",
@@ -868,8 +871,9 @@ def _model_file(ctx: SourceContext) -> bool:
         for name in names:
             if name is not None and ctx.code(name).split(".")[0] in SDK_PACKAGES:
                 return True
-    for string in ctx.nodes(cst.SimpleString):
-        value = string_value(string)
+    texts = [string_value(string) for string in ctx.nodes(cst.SimpleString)]
+    texts += [part.value for part in ctx.nodes(cst.FormattedStringText)]  # f"{base}/v1/messages"
+    for value in texts:
         if value and (
             value in STREAM_EVENT_MARKERS
             or stop_marker(value)

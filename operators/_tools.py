@@ -1,23 +1,30 @@
 """Shared vocabulary of the tool operators: tool results and tool-contract checks, by meaning.
 
-Agent loops spell the same things many ways. A *tool result* is an Anthropic
-``{"type": "tool_result", "tool_use_id": ..., "content": ...}`` block (or ``ToolResultBlockParam(...)``),
-an OpenAI Chat Completions ``{"role": "tool", "tool_call_id": ..., "content": ...}`` message, a
-Responses API ``{"type": "function_call_output", "call_id": ..., "output": ...}`` item, a legacy
-``{"role": "function", "content": ...}`` message, an MCP ``CallToolResult(content=..., isError=...)``
-or a project's own dataclass/pydantic model/TypedDict with those fields -- built as a dict literal,
-with ``dict(...)``, with keywords, or positionally when the class is defined in the same file.
-Method calls that merely *mention* those fields (``journal.record(tool_use_id=..., is_error=...)``)
-are not tool results: only constructors are.
+Agent loops spell the same things many ways. A *tool result* (:func:`tool_results`) is an
+Anthropic ``{"type": "tool_result", "tool_use_id": ..., "content": ...}`` block (or
+``ToolResultBlockParam(...)``), an OpenAI ``{"role": "tool", "tool_call_id": ..., "content": ...}``
+message, a Responses ``{"type": "function_call_output", "call_id": ..., "output": ...}`` item, a
+legacy ``{"role": "function", ...}`` message, an MCP ``CallToolResult(...)``, or -- without a
+``type``/``role`` discriminator -- anything pairing a call id (``tool_use_id``/``tool_call_id``/
+``call_id``) with a payload (``content``/``output``/``result``/``is_error``): the Assistants API's
+``{"tool_call_id": ..., "output": ...}``, langchain's ``ToolMessage``, autogen's
+``FunctionExecutionResult``, a project's own dataclass, pydantic model or TypedDict. It may be a
+dict literal (plus the keys assigned into it later in the function: ``response["content"] = out``),
+``dict(...)``, or a constructor called with keywords, or positionally when the class is defined
+in the file. Method calls that merely *mention* the fields (``journal.record(tool_use_id=...)``)
+are not results: only constructors are.
 
 A *contract check* is a guard -- a leaf of an ``if``/``elif``/``assert``/conditional-expression
-test, reached through ``and``/``or``/``not`` only -- one of whose branches refuses (raises, or
-answers with an error, or leaves early) while the other carries on. :func:`bypass` returns the
-literal that makes such a guard never refuse, whatever the polarity it was written in
-(``if name not in tools: refuse`` and ``if name in tools: run() else: refuse`` alike).
+test, reached through ``and``/``or``/``not`` only -- exactly one of whose branches refuses
+(raises, answers with an error, or leaves early) while the other carries on or runs the tool.
+:func:`bypass` returns the literal that makes such a guard never refuse, whatever its polarity
+(``if name not in tools: refuse`` and ``if name in tools: run() else: refuse`` alike). Branches
+that do work of their own (a loop, a ``try``), hand over to an ``elif`` chain or return a value
+are not refusals; comments never count.
 
 Identifiers and keys are split into lower-case words (``ALLOWED_TOOLS`` -> ``allowed``, ``tools``;
-``requiresApproval`` -> ``requires``, ``approval``) so vocabulary matches whole words only.
+``requiresApproval`` -> ``requires``, ``approval``) so vocabulary matches whole words only. Test
+modules and pytest test functions are not agent code and are left alone (:func:`in_test`).
 Nothing in here yields mutations; the operator modules decide what to change.
 """
 
@@ -25,8 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
@@ -81,23 +88,10 @@ def is_literal(node: cst.CSTNode) -> bool:
 
 
 _SKIPPED_FIELDS = frozenset(
-    {
-        "lpar",
-        "rpar",
-        "comma",
-        "semicolon",
-        "colon",
-        "dot",
-        "equal",
-        "first_colon",
-        "second_colon",
-        "leading_lines",
-        "lines_after_decorators",
-        "header",
-        "footer",
-        "newline",
-        "trailing_whitespace",
-    }
+    (
+        "lpar rpar comma semicolon colon dot equal first_colon second_colon leading_lines "
+        "lines_after_decorators header footer newline trailing_whitespace"
+    ).split()
 )
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -138,154 +132,41 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 #: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
 TOOL_NOUNS = frozenset(
-    {
-        "tool",
-        "tools",
-        "handler",
-        "handlers",
-        "fn",
-        "func",
-        "function",
-        "functions",
-        "callable",
-        "impl",
-        "implementation",
-    }
+    ("tool tools handler handlers fn func function functions callable impl implementation").split()
 )
-_INVOKE_VERBS = frozenset(
-    {"invoke", "ainvoke", "dispatch", "execute", "run", "arun", "call", "acall", "apply"}
-)
+_INVOKE_VERBS = frozenset("invoke ainvoke dispatch execute run arun call acall apply".split())
 _CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
+_CONTEXT_NOUNS = _CALLER_NOUNS - {"spec"}  # ``spec`` alone (a CLI spec, a pytest spec...) says nothing
 #: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
 _NOT_INVOKING = frozenset(
-    {
-        "get",
-        "find",
-        "lookup",
-        "load",
-        "register",
-        "make",
-        "build",
-        "create",
-        "list",
-        "describe",
-        "resolve",
-        "select",
-        "format",
-        "render",
-        "log",
-        "result",
-        "results",
-        "error",
-        "errors",
-        "message",
-        "messages",
-        "output",
-        "outputs",
-        "response",
-        "schema",
-        "schemas",
-        "definition",
-        "definitions",
-        "calls",
-        "name",
-        "names",
-        "spec",
-        "specs",
-        "param",
-        "params",
-        "choice",
-        "extract",
-        "parse",
-    }
+    (
+        "get find lookup load register make build create list describe resolve select format render log "
+        "result results error errors message messages output outputs response schema schemas definition "
+        "definitions calls name names spec specs param params choice extract parse"
+    ).split()
 )
 #: Collections that hold the tools the model may call.
 REGISTRY_WORDS = frozenset(
-    {
-        "tools",
-        "tool",
-        "registry",
-        "handlers",
-        "functions",
-        "allowed",
-        "allowlist",
-        "whitelist",
-        "available",
-        "permitted",
-        "enabled",
-        "registered",
-        "known",
-        "toolbox",
-        "toolset",
-        "toolkit",
-        "catalog",
-        "catalogue",
-    }
-)
-#: Collections that hold tools the model may *not* call (membership refuses).
-DENY_WORDS = frozenset(
-    {"disabled", "blocked", "denied", "banned", "blacklist", "denylist", "blocklist", "forbidden"}
+    (
+        "tools tool registry handlers functions allowed allowlist whitelist available permitted enabled "
+        "registered known toolbox toolset toolkit catalog catalogue"
+    ).split()
 )
 TOOLISH = frozenset(
-    {
-        "tool",
-        "tools",
-        "function",
-        "functions",
-        "fn",
-        "func",
-        "handler",
-        "handlers",
-        "registry",
-        "toolbox",
-        "toolset",
-        "toolkit",
-    }
+    ("tool tools function functions fn func handler handlers registry toolbox toolset toolkit").split()
 )
 #: Things that say "this branch refuses": error results, refusal reasons.
 _REFUSAL_WORDS = frozenset(
-    {
-        "error",
-        "errors",
-        "err",
-        "unknown",
-        "invalid",
-        "denied",
-        "deny",
-        "refuse",
-        "refused",
-        "refusal",
-        "reject",
-        "rejected",
-        "forbidden",
-        "unauthorized",
-        "unauthorised",
-        "disallowed",
-        "permission",
-        "missing",
-        "cancelled",
-        "canceled",
-        "declined",
-        "abort",
-        "aborted",
-        "fail",
-        "failed",
-        "failure",
-        "required",
-        "unexpected",
-        "violation",
-        "mismatch",
-        "wrong",
-        "unsupported",
-        "illegal",
-        "must",
-        "cannot",
-    }
+    (
+        "error errors err unknown invalid denied deny refuse refused refusal reject rejected forbidden "
+        "unauthorized unauthorised disallowed permission missing cancelled canceled declined abort aborted "
+        "fail failed failure required unexpected violation mismatch wrong unsupported illegal must cannot"
+    ).split()
 )
 _NEGATED = re.compile(r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b", re.I)
 #: Function/class/parameter words that put a function in charge of tool calls.
 #: (``dispatch``/``execute``/``invoke`` alone name event dispatchers and database cursors too.)
-TOOL_CONTEXT_WORDS = _CALLER_NOUNS | {"call", "calls"}
+TOOL_CONTEXT_WORDS = _CONTEXT_NOUNS | {"call", "calls"}
 
 
 # -- constructs with named fields -------------------------------------------------------------
@@ -425,7 +306,9 @@ def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
     positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
     if positional:
         name = node.func.value if isinstance(node.func, cst.Name) else None
-        declared = _class_fields(ctx).get(name or "") or list(_KNOWN_POSITIONAL.get(final_name(node) or "", ()))
+        declared = _class_fields(ctx).get(name or "") or list(
+            _KNOWN_POSITIONAL.get(final_name(node) or "", ())
+        )
         for arg, declared_name in zip(positional, declared, strict=False):
             values[declared_name] = [arg.value]
     for arg in node.args:
@@ -436,7 +319,6 @@ def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
 
 # -- tool results -----------------------------------------------------------------------------
 
-_PAYLOAD_KEYS = frozenset({"content", "output", "result", "is_error", "isError"})
 ERROR_FLAG_KEYS = ("is_error", "isError")
 
 
@@ -671,7 +553,9 @@ def _spoken(nodes: Iterable[cst.CSTNode]) -> str:
     return " ".join(parts)
 
 
-def refusal_level(ctx: SourceContext, nodes: Sequence[cst.CSTNode], vocabulary: frozenset[str] = frozenset()) -> int:
+def refusal_level(
+    ctx: SourceContext, nodes: Sequence[cst.CSTNode], vocabulary: frozenset[str] = frozenset()
+) -> int:
     """2: the branch raises or answers with an error; 1: it only leaves early (``continue``,
     ``break``, a bare ``return``/``return None``, or a ``return`` of something named in
     ``vocabulary``); 0: it carries on, runs the tool, returns a value, does work of its own (a
@@ -745,7 +629,10 @@ def force(sense: bool, test_value: bool) -> cst.Name:
 
 
 def bypass(
-    ctx: SourceContext, operand: cst.BaseExpression, strict: bool = False, vocabulary: frozenset[str] = frozenset()
+    ctx: SourceContext,
+    operand: cst.BaseExpression,
+    strict: bool = False,
+    vocabulary: frozenset[str] = frozenset(),
 ) -> cst.Name | None:
     """The literal (``True``/``False``) that stops the guard ``operand`` belongs to from ever
     refusing, or None if ``operand`` is not a leaf of a guard with exactly one refusing side.
@@ -769,11 +656,23 @@ def bypass(
     return force(sense, test_value=on_true < on_false)
 
 
+def is_test_file(ctx: SourceContext) -> bool:
+    """A pytest module (``test_*.py``, ``*_test.py``, ``conftest.py``): its helpers build expected
+    tool results and its asserts check them; none of that is agent code."""
+    name = ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
 def in_test(ctx: SourceContext, node: cst.CSTNode) -> bool:
-    """Inside a pytest test function: its asserts and expected values are not agent code."""
-    return any(
+    """Inside a test module or a pytest test function."""
+    return is_test_file(ctx) or any(
         isinstance(a, cst.FunctionDef) and a.name.value.startswith("test") for a in ctx.ancestors(node)
     )
+
+
+def agent_code(ctx: SourceContext, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
+    """``ctx.findall(matcher)`` without what lies in tests (see :func:`in_test`)."""
+    return [node for node in ctx.findall(matcher) if not in_test(ctx, node)]
 
 
 def guards(ctx: SourceContext) -> list[cst.If | cst.Assert | cst.IfExp]:
@@ -793,30 +692,25 @@ def guard_operands(ctx: SourceContext) -> list[cst.BaseExpression]:
     )
 
 
-def assigned_from(
-    ctx: SourceContext, name: cst.Name, predicate: Callable[[cst.BaseExpression], bool]
-) -> bool:
-    """Whether ``name`` is assigned, in its function, from a value satisfying ``predicate``."""
-    return any(predicate(value) for value in local_values(ctx, name))
-
-
 def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
     return (n for n in walk(node) if isinstance(n, cst.Name))
 
 
 # -- tool names and tool collections ----------------------------------------------------------
 
-_TOOL_NAME_WORDS = frozenset({"name", "tool", "function", "fn", "func", "toolname", "called", "requested"})
+_TOOL_NAME_WORDS = frozenset("name tool function fn func toolname called requested".split())
 #: The head noun (last word) of a collection of tools: ``ALLOWED_TOOLS``, ``self._handlers``,
 #: ``TOOL_REGISTRY``, ``available_functions``, ``allowlist``; deny-lists too (``BLOCKED_TOOLS``).
 _COLLECTION_HEADS = frozenset(
-    {"tools", "registry", "handlers", "functions", "allowlist", "whitelist", "toolbox", "toolset", "toolkit",
-     "catalog", "catalogue", "allowed", "permitted", "enabled", "available", "registered", "denylist",
-     "blacklist", "blocklist", "disabled", "blocked", "forbidden"}
+    (
+        "tools registry handlers functions allowlist whitelist toolbox toolset toolkit catalog catalogue "
+        "allowed permitted enabled available registered denylist blacklist blocklist disabled blocked "
+        "forbidden"
+    ).split()
 )
 #: ... or a mapping named for tools: ``tool_map``, ``TOOLS_BY_NAME``, ``function_table``.
-_MAPPING_HEADS = frozenset({"map", "mapping", "dict", "table", "index", "lookup", "name", "names", "by", "set", "list"})
-_UNWRAP_CALLS = frozenset({"keys", "values", "items", "copy", "set", "list", "frozenset", "sorted", "tuple"})
+_MAPPING_HEADS = frozenset("map mapping dict table index lookup name names by set list".split())
+_UNWRAP_CALLS = frozenset("keys values items copy set list frozenset sorted tuple".split())
 
 
 def ordered_words(name: str) -> list[str]:
@@ -840,7 +734,11 @@ def is_tool_collection(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     for _ in range(4):
         if isinstance(expr, cst.Call) and expr.args and final_name(expr) in _UNWRAP_CALLS:
             expr = expr.args[0].value if isinstance(expr.func, cst.Name) else expr
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and final_name(expr) in _UNWRAP_CALLS:
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and final_name(expr) in _UNWRAP_CALLS
+        ):
             expr = expr.func.value
         elif isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             expr = expr.for_in.iter
@@ -859,19 +757,20 @@ def is_tool_collection(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
 
 #: Names of a tool call's arguments: ``args``, ``arguments``, ``call.input``, ``tool_input``,
 #: ``fn_kwargs``, ``parsed_args``, ``arguments_pre_parsed`` -- arguments words plus at most these.
-_ARG_LEAVES = frozenset({"args", "arguments", "argument", "arg", "kwargs", "params", "input"})
+_ARG_LEAVES = frozenset("args arguments argument arg kwargs params input".split())
 _ARG_MODIFIERS = frozenset(
-    {"tool", "call", "function", "fn", "func", "raw", "parsed", "validated", "json", "pre", "kw", "the", "llm",
-     "model", "str", "dict", "obj", "named", "action", "step", "clean", "cleaned", "new", "all"}
+    (
+        "tool call function fn func raw parsed validated json pre kw the llm model str dict obj named action "
+        "step clean cleaned new all"
+    ).split()
 )
-_READS = frozenset({"get", "pop", "items", "values", "keys", "copy", "setdefault"})
+_READS = frozenset("get pop items values keys copy setdefault".split())
 _VALIDATE_WORDS = frozenset(
-    {"validate", "validates", "validation", "validator", "valid", "violation", "violations", "conforms", "verify",
-     "check"}
+    ("validate validates validation validator valid violation violations conforms verify check").split()
 )
 #: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
 PYDANTIC_VALIDATORS = frozenset(
-    {"model_validate", "model_validate_json", "parse_obj", "parse_raw", "validate_python", "validate_json"}
+    ("model_validate model_validate_json parse_obj parse_raw validate_python validate_json").split()
 )
 
 
@@ -895,7 +794,11 @@ def _names_arguments(ctx: SourceContext, node: cst.CSTNode, name: str | None) ->
 
 def leaf_name(expr: cst.BaseExpression) -> str | None:
     """``call["input"]`` -> ``input``; ``tc.function.name`` -> ``name``; ``get_name()`` -> ``get_name``."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+    if (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
         return string_value(expr.slice[0].slice.value)
     return final_name(expr)
 
@@ -912,7 +815,9 @@ def mentions_arguments(ctx: SourceContext, expr: cst.BaseExpression, depth: int 
     if isinstance(expr, cst.BooleanOperation):
         return mentions_arguments(ctx, expr.left, depth + 1)
     if isinstance(expr, cst.IfExp):
-        return mentions_arguments(ctx, expr.body, depth + 1) or mentions_arguments(ctx, expr.orelse, depth + 1)
+        return mentions_arguments(ctx, expr.body, depth + 1) or mentions_arguments(
+            ctx, expr.orelse, depth + 1
+        )
     if isinstance(expr, cst.Call):
         name = final_name(expr)
         if isinstance(expr.func, cst.Attribute) and name in _READS:
@@ -924,7 +829,9 @@ def mentions_arguments(ctx: SourceContext, expr: cst.BaseExpression, depth: int 
         return _names_arguments(ctx, expr, leaf_name(expr)) or mentions_arguments(ctx, expr.value, depth + 1)
     if isinstance(expr, cst.Name):
         return _names_arguments(ctx, expr, expr.value) or any(
-            mentions_arguments(ctx, value, depth + 1) for value in local_values(ctx, expr) if value is not expr
+            mentions_arguments(ctx, value, depth + 1)
+            for value in local_values(ctx, expr)
+            if value is not expr
         )
     return False
 
@@ -937,7 +844,9 @@ def from_arguments(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Name):
         return False
     scope = ctx.enclosing_function(expr) or ctx.module
-    return any(mentions_arguments(ctx, iterated) for iterated in _loop_sources(ctx, scope).get(expr.value, ()))
+    return any(
+        mentions_arguments(ctx, iterated) for iterated in _loop_sources(ctx, scope).get(expr.value, ())
+    )
 
 
 def _loop_sources(ctx: SourceContext, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
@@ -965,7 +874,9 @@ def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
     if not name or name in PYDANTIC_VALIDATORS or not call.args:
         return False
     own = words(name)
-    if not (own & _VALIDATE_WORDS or ("errors" in own and node_words(ctx, call.func) & {"validator", "schema"})):
+    if not (
+        own & _VALIDATE_WORDS or ("errors" in own and node_words(ctx, call.func) & {"validator", "schema"})
+    ):
         return False
     if own & _INVOKE_VERBS:  # ``call_fn_with_arg_validation(...)`` runs the tool, it does not only check
         return False

@@ -22,6 +22,7 @@ from operators._streams import (
     condition_leaves,
     condition_sites,
     fails,
+    is_literal,
     is_model_call,
     leaf_name,
     negated,
@@ -220,7 +221,9 @@ def _empty_test(ctx: SourceContext, test: cst.BaseExpression, body: cst.BaseSuit
         zero = ctx.matches(right, m.Integer("0")) and isinstance(op, (cst.Equal, cst.LessThanEqual))
         below_one = ctx.matches(right, m.Integer("1")) and isinstance(op, cst.LessThan)
         return (zero or below_one) and _response_data(ctx, left.args[0].value, body)
-    empty_literal = isinstance(right, _EMPTY_LITERALS) and ctx.code(right) in ("[]", "()", "{}", "''", '""')
+    empty_literal = (
+        isinstance(right, _EMPTY_LITERALS) and ctx.code(right) in ("[]", "()", "{}", "''", '""')
+    ) or (is_literal(right, "None"))
     return empty_literal and isinstance(op, (cst.Equal, cst.Is)) and _response_data(ctx, left, body)
 
 

@@ -21,13 +21,14 @@ from operators._streams import (
     PYDANTIC_JSON_PARSERS,
     leaf_name,
     statements,
-    tokens,
+    string_value,
+    word_list,
 )
 
 #: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
 #: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).
 #: ``tools``/``parameters`` are absent on purpose: they name tool *definitions* (schemas).
-ARGUMENT_WORDS = frozenset("arguments argument args arg partial input".split())
+ARGUMENT_WORDS = frozenset("arguments argument args arg input".split())
 EMPTY = cst.Dict(elements=[])
 
 
@@ -183,25 +184,31 @@ def _parses_tool_arguments(ctx: SourceContext, call: cst.Call) -> bool:
     names tool arguments."""
     if not call.args:
         return False
-    parser = bool(ctx.qualified_names(call) & JSON_PARSERS) or leaf_name(call.func) in PYDANTIC_JSON_PARSERS
-    if not parser:
+    method = leaf_name(call.func)
+    if not ctx.qualified_names(call) & JSON_PARSERS and method not in PYDANTIC_JSON_PARSERS:
         return False
-    words = {w for n in ctx.descendants(call.args[0].value, m.Name() | m.SimpleString()) for w in _words(n)}
+    named = ctx.descendants(call.args[0].value, m.Name() | m.SimpleString())
     parent = ctx.parent(call)
     if isinstance(parent, cst.Assign):
-        words |= {
-            w
-            for t in parent.targets
-            for n in ctx.descendants(t, m.Name() | m.SimpleString())
-            for w in _words(n)
-        }
-    if leaf_name(call.func) in PYDANTIC_JSON_PARSERS:
-        words |= tokens(leaf_name(call.func.value)) if isinstance(call.func, cst.Attribute) else set()
-    return bool(words & ARGUMENT_WORDS)
+        named += [n for t in parent.targets for n in ctx.descendants(t, m.Name() | m.SimpleString())]
+    if method in PYDANTIC_JSON_PARSERS and isinstance(call.func, cst.Attribute):
+        named += ctx.descendants(call.func.value, m.Name())
+    return any(
+        _names_arguments(string_value(n) if isinstance(n, cst.SimpleString) else n.value) for n in named
+    )
 
 
-def _words(node: cst.Name | cst.SimpleString) -> set[str]:
-    return tokens(node.value)
+def _names_arguments(name: str | None) -> bool:
+    """``arguments``, ``tool_args``, ``raw_input``, ``partial_json``, ``input_json``; not
+    ``input_schema`` (a tool definition) nor ``args_model`` (a class)."""
+    words = word_list(name)
+    if not words:
+        return False
+    return (
+        words[-1] in ARGUMENT_WORDS
+        or "partial" in words
+        or ("json" in words and bool(set(words) & ARGUMENT_WORDS))
+    )
 
 
 def _decode_handlers(ctx: SourceContext, line: cst.SimpleStatementLine) -> list[cst.ExceptHandler] | None:

@@ -16,7 +16,13 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import guards_something_else, transport_error_name, without_element
+from operators._streams import (
+    guards_something_else,
+    model_context,
+    reads_stream,
+    transport_error_name,
+    without_element,
+)
 
 #: What a handler that lost its only type catches instead: the empty tuple, which compiles in
 #: every Python version, never matches any exception, and reads as "catches nothing" in a diff
@@ -183,11 +189,15 @@ def _transport_error(
     ctx: SourceContext, expr: cst.BaseExpression, guarded: cst.BaseSuite | None
 ) -> str | None:
     """The transport error ``expr`` names. A builtin such as ``TimeoutError`` or
-    ``BrokenPipeError`` counts unless the guarded code visibly waits on something that is not
-    a stream (a tool under ``anyio.fail_after``, a subprocess's pipe)."""
+    ``BrokenPipeError`` counts only in code that talks to a model or reads a stream, and not
+    when the guarded code visibly waits on something else (a tool under ``anyio.fail_after``,
+    a subprocess's pipe)."""
     name = transport_error_name(ctx, expr)
-    if name in AMBIGUOUS and guarded is not None and guards_something_else(ctx, guarded):
-        return None
+    if name in AMBIGUOUS:
+        if guarded is not None and guards_something_else(ctx, guarded):
+            return None
+        if not model_context(ctx, expr) and not (guarded is not None and reads_stream(ctx, guarded)):
+            return None
     return name
 
 

@@ -15,7 +15,14 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import bound_values, is_http_call, is_stream_value, qualified_leaf, streaming_producer
+from operators._streams import (
+    bound_values,
+    is_http_call,
+    is_stream_value,
+    model_context,
+    qualified_leaf,
+    streaming_producer,
+)
 
 #: ``contextlib.nullcontext(x)`` enters nothing and exits nothing: wrapping what the real context
 #: manager's ``__enter__``/``__aenter__`` returned keeps the body working on the same object
@@ -163,7 +170,7 @@ class DropResponseClose(Operator):
                     (f"`with {ctx.code(item.item).splitlines()[0]}` no longer releases the response on exit"),
                 )
         for call in ctx.findall(m.Call(func=m.Attribute(attr=m.Name()))):
-            if call.func.attr.value in CLOSE_METHODS and is_stream_value(ctx, call.func.value):
+            if call.func.attr.value in CLOSE_METHODS and _releases_a_stream(ctx, call.func.value):
                 line = _statement_of(ctx, call)
                 if line is not None and _on_early_exit_path(ctx, line):
                     yield Mutation(
@@ -175,7 +182,9 @@ class DropResponseClose(Operator):
         """A streaming producer, a variable holding one, ``contextlib.closing(stream)``, or an
         HTTP request in ``async with`` (aiohttp reads the body lazily, whatever the request)."""
         inner = item.expression if isinstance(item, cst.Await) else item
-        if streaming_producer(ctx, inner) or (asynchronous and is_http_call(ctx, inner)):
+        if streaming_producer(ctx, inner):
+            return True
+        if asynchronous and is_http_call(ctx, inner) and model_context(ctx, inner):
             return True
         if isinstance(inner, (cst.Name, cst.Attribute)):
             return any(streaming_producer(ctx, value) for value in bound_values(ctx, inner))
@@ -185,6 +194,14 @@ class DropResponseClose(Operator):
         ):
             return bool(inner.args) and is_stream_value(ctx, inner.args[0].value)
         return False
+
+
+def _releases_a_stream(ctx: SourceContext, receiver: cst.BaseExpression) -> bool:
+    """The receiver holds a streamed response: bound to a streaming call, or named like one in
+    code that talks to a model (a tool's ``response.close()`` is no model stream)."""
+    if any(streaming_producer(ctx, value) for value in bound_values(ctx, receiver)):
+        return True
+    return is_stream_value(ctx, receiver) and model_context(ctx, receiver)
 
 
 def _entered_only(item: cst.BaseExpression, asynchronous: bool) -> cst.BaseExpression:

@@ -95,9 +95,7 @@ class EnableSdkRetries(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        for call in ctx.findall(
-            m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("max_retries")), m.ZeroOrMore()])
-        ):
+        for call in ctx.findall(m.Call()):
             arg = keyword(call, "max_retries")
             if arg is None or not _is_zero(ctx, arg.value):
                 continue

@@ -8,9 +8,10 @@ no test notices unless it replays a call and counts the side effects.
 
 Recognised:
 
-* canonical JSON for a key: ``json.dumps(..., sort_keys=True, ...)`` whose text is hashed or
-  that builds a key/fingerprint (``hashlib``, a function or variable named for the key) loses
-  ``sort_keys``, so the same arguments in another key order get another key;
+* canonical JSON for a key: ``json.dumps(..., sort_keys=True, ...)`` in a function or assignment
+  named for idempotency/dedup (``make_idempotency_key``), or named for a key and hashed in
+  tool-handling code (``call_key``), loses ``sort_keys``, so the same arguments in another key
+  order get another key;
 * the executed-calls lookup in tool-handling code: ``if key in self.completed: return ...``,
   ``cached = self.results.get(key)`` then ``if cached is not None``, ``if not store.exists(key):
   run()`` -- the guard always takes the executing side;
@@ -18,8 +19,8 @@ Recognised:
   ``headers["Idempotency-Key"] = key`` assignment, and an ``idempotency_key=`` keyword to a
   library call, are dropped.
 
-``json.dumps(..., sort_keys=True)`` for display, and caches of model responses outside tool code,
-are not keys of this kind.
+``json.dumps(..., sort_keys=True)`` for display, fingerprints outside tool code, and caches of
+model responses are not keys of this kind.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import libcst.matchers as m
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
+    agent_code,
     branches,
     final_name,
     force,
@@ -49,16 +51,18 @@ from operators._tools import (
     words,
 )
 
-_KEY_WORDS = frozenset({"key", "keys", "idempotency", "fingerprint", "digest", "dedup", "dedupe", "hash"})
+_KEY_WORDS = frozenset("key keys idempotency fingerprint digest dedup dedupe hash".split())
 _DONE_WORDS = frozenset(
-    {"completed", "executed", "processed", "done", "applied", "replayed", "cache", "cached", "results", "ledger",
-     "journal", "idempotency", "dedup", "memo", "outcomes", "store", "seen", "ran", "finished"}
+    (
+        "completed executed processed done applied replayed cache cached results ledger journal idempotency "
+        "dedup memo outcomes store seen ran finished redis kv"
+    ).split()
 )
-_HASHERS = frozenset({"sha256", "sha1", "sha512", "sha224", "sha384", "md5", "blake2b", "blake2s", "uuid5", "uuid3"})
-_HEADERS = frozenset({"idempotency-key", "x-idempotency-key"})
-_DUMPS = frozenset({"json.dumps", "simplejson.dumps"})
-_PRESENCE_CALLS = frozenset({"get", "exists", "has", "contains", "__contains__", "lookup", "fetch"})
-_STORE_CALLS = frozenset({"add", "set", "put", "setdefault", "update", "append", "save", "record"})
+_HASHERS = frozenset("sha256 sha1 sha512 sha224 sha384 md5 blake2b blake2s uuid5 uuid3".split())
+_HEADERS = frozenset("idempotency-key x-idempotency-key".split())
+_DUMPS = frozenset("json.dumps simplejson.dumps".split())
+_PRESENCE_CALLS = frozenset("get exists has contains __contains__ lookup fetch".split())
+_STORE_CALLS = frozenset("add set put setdefault update append save record".split())
 
 
 def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
@@ -97,7 +101,9 @@ def _stores_into(ctx: SourceContext, nodes: list[cst.CSTNode], store: cst.BaseEx
     return False
 
 
-def _always_execute(ctx: SourceContext, operand: cst.BaseExpression, store: cst.BaseExpression) -> cst.Name | None:
+def _always_execute(
+    ctx: SourceContext, operand: cst.BaseExpression, store: cst.BaseExpression
+) -> cst.Name | None:
     """The literal that sends the guard down the side that executes the call instead of replaying it."""
     found = guard_of(ctx, operand)
     if found is None or isinstance(found[0], cst.Assert):
@@ -117,7 +123,7 @@ def _always_execute(ctx: SourceContext, operand: cst.BaseExpression, store: cst.
     return None
 
 
-_REPEAT_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "deduplication", "replay", "duplicate"})
+_REPEAT_WORDS = frozenset("idempotency idempotent dedup dedupe deduplication replay duplicate".split())
 
 
 def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
@@ -153,15 +159,17 @@ class IgnoreIdempotencyKey(Operator):
                 "import hashlib\n"
                 "import json\n\n"
                 "def make_idempotency_key(tool, args):\n"
-                "    raw = json.dumps({\"tool\": tool, \"args\": args}, ensure_ascii=False, sort_keys=True, separators=(\",\", \":\"))\n"
-                "    return hashlib.sha256(raw.encode(\"utf-8\")).hexdigest()\n"
+                '    raw = json.dumps({"tool": tool, "args": args}, ensure_ascii=False, sort_keys=True, '
+                'separators=(",", ":"))\n'
+                '    return hashlib.sha256(raw.encode("utf-8")).hexdigest()\n'
             ),
             after=(
                 "import hashlib\n"
                 "import json\n\n"
                 "def make_idempotency_key(tool, args):\n"
-                "    raw = json.dumps({\"tool\": tool, \"args\": args}, ensure_ascii=False, separators=(\",\", \":\"))\n"
-                "    return hashlib.sha256(raw.encode(\"utf-8\")).hexdigest()\n"
+                '    raw = json.dumps({"tool": tool, "args": args}, ensure_ascii=False, separators=(",", '
+                '":"))\n'
+                '    return hashlib.sha256(raw.encode("utf-8")).hexdigest()\n'
             ),
             note="canonical JSON loses sort_keys",
         ),
@@ -170,19 +178,19 @@ class IgnoreIdempotencyKey(Operator):
                 "class Executor:\n"
                 "    def run(self, name, args, key):\n"
                 "        if key in self.completed:\n"
-                "            return {\"status\": \"replayed\", \"result\": self.completed[key]}\n"
+                '            return {"status": "replayed", "result": self.completed[key]}\n'
                 "        result = self.tools[name].handler(args)\n"
                 "        self.completed[key] = result\n"
-                "        return {\"status\": \"completed\", \"result\": result}\n"
+                '        return {"status": "completed", "result": result}\n'
             ),
             after=(
                 "class Executor:\n"
                 "    def run(self, name, args, key):\n"
                 "        if False:\n"
-                "            return {\"status\": \"replayed\", \"result\": self.completed[key]}\n"
+                '            return {"status": "replayed", "result": self.completed[key]}\n'
                 "        result = self.tools[name].handler(args)\n"
                 "        self.completed[key] = result\n"
-                "        return {\"status\": \"completed\", \"result\": result}\n"
+                '        return {"status": "completed", "result": result}\n'
             ),
             note="executed-calls lookup with an early replay",
         ),
@@ -193,7 +201,8 @@ class IgnoreIdempotencyKey(Operator):
                 "    if not await store.exists(key):\n"
                 "        output = await functions[tool_call.function.name](tool_call.function.arguments)\n"
                 "        await store.put(key, output)\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": await store.fetch(key)}\n"
+                '    return {"role": "tool", "tool_call_id": tool_call.id, "content": await '
+                "store.fetch(key)}\n"
             ),
             after=(
                 "async def call_tool(tool_call, store, functions):\n"
@@ -201,7 +210,8 @@ class IgnoreIdempotencyKey(Operator):
                 "    if not False:\n"
                 "        output = await functions[tool_call.function.name](tool_call.function.arguments)\n"
                 "        await store.put(key, output)\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": await store.fetch(key)}\n"
+                '    return {"role": "tool", "tool_call_id": tool_call.id, "content": await '
+                "store.fetch(key)}\n"
             ),
             note="OpenAI async runner that executes only when the key is new",
         ),
@@ -209,13 +219,14 @@ class IgnoreIdempotencyKey(Operator):
             before=(
                 "import httpx\n\n"
                 "def create_ticket(args, context):\n"
-                "    headers = {\"Authorization\": f\"Bearer {TOKEN}\", \"Idempotency-Key\": context.idempotency_key}\n"
+                '    headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": '
+                "context.idempotency_key}\n"
                 "    return httpx.post(URL, json=args, headers=headers).json()\n"
             ),
             after=(
                 "import httpx\n\n"
                 "def create_ticket(args, context):\n"
-                "    headers = {\"Authorization\": f\"Bearer {TOKEN}\"}\n"
+                '    headers = {"Authorization": f"Bearer {TOKEN}"}\n'
                 "    return httpx.post(URL, json=args, headers=headers).json()\n"
             ),
             note="the key is no longer sent downstream",
@@ -224,12 +235,13 @@ class IgnoreIdempotencyKey(Operator):
             before=(
                 "import stripe\n\n"
                 "def charge(arguments, key):\n"
-                "    return stripe.PaymentIntent.create(amount=arguments[\"amount\"], currency=\"eur\", idempotency_key=key)\n"
+                '    return stripe.PaymentIntent.create(amount=arguments["amount"], currency="eur", '
+                "idempotency_key=key)\n"
             ),
             after=(
                 "import stripe\n\n"
                 "def charge(arguments, key):\n"
-                "    return stripe.PaymentIntent.create(amount=arguments[\"amount\"], currency=\"eur\")\n"
+                '    return stripe.PaymentIntent.create(amount=arguments["amount"], currency="eur")\n'
             ),
             note="a library's idempotency_key keyword",
         ),
@@ -238,7 +250,7 @@ class IgnoreIdempotencyKey(Operator):
                 "import json\n\n"
                 "def render(output):\n"
                 "    text = json.dumps(output, ensure_ascii=False, sort_keys=True, indent=2)\n"
-                "    return {\"type\": \"tool_result\", \"tool_use_id\": output.id, \"content\": text}\n"
+                '    return {"type": "tool_result", "tool_use_id": output.id, "content": text}\n'
             ),
             note="sorted JSON for display is no key",
         ),
@@ -258,33 +270,38 @@ class IgnoreIdempotencyKey(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         sort_keys = m.Arg(keyword=m.Name("sort_keys"), value=m.Name("True"))
-        for call in ctx.findall(m.Call(args=[m.ZeroOrMore(), sort_keys, m.ZeroOrMore()])):
+        for call in agent_code(ctx, m.Call(args=[m.ZeroOrMore(), sort_keys, m.ZeroOrMore()])):
             if ctx.qualified_names(call) & _DUMPS and _derives_key(ctx, call):
                 dropped = next(a for a in call.args if m.matches(a, sort_keys))
                 yield Mutation(call, without(call, dropped), "canonical JSON for the key loses sort_keys")
         for operand in guard_operands(ctx):
             store = _cache_of(ctx, operand)
-            if store is not None and (in_tool_context(ctx, operand) or "idempotency" in node_words(ctx, operand)):
+            if store is not None and (
+                in_tool_context(ctx, operand) or "idempotency" in node_words(ctx, operand)
+            ):
                 executes = _always_execute(ctx, operand, store)
                 if executes is not None:
-                    yield Mutation(operand, executes, f"lookup `{ctx.code(operand)}` never finds an earlier run")
+                    yield Mutation(
+                        operand, executes, f"lookup `{ctx.code(operand)}` never finds an earlier run"
+                    )
         yield from self._dropped_keys(ctx)
 
     @staticmethod
     def _dropped_keys(ctx: SourceContext) -> Iterator[Mutation]:
-        for mapping in ctx.findall(m.Dict()):
+        for mapping in agent_code(ctx, m.Dict()):
             for element in mapping.elements:
                 key = string_value(getattr(element, "key", None))
                 if key is not None and key.lower() in _HEADERS:
                     yield Mutation(mapping, without(mapping, element), f"{key} header dropped")
         header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])
-        for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=header)])):
+        for assign in agent_code(ctx, m.Assign(targets=[m.AssignTarget(target=header)])):
             key = string_value(assign.targets[0].target.slice[0].slice.value)
             if key is not None and key.lower() in _HEADERS:
                 yield Mutation(assign, cst.Pass(), f"{key} header no longer set")
-        for call in ctx.findall(m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("idempotency_key")), m.ZeroOrMore()])):
+        for call in agent_code(
+            ctx, m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("idempotency_key")), m.ZeroOrMore()])
+        ):
             if (final_name(call) or "")[:1].isupper() and isinstance(call.func, cst.Name):
                 continue  # a class of this project: its constructor may require the field
             dropped = next(a for a in call.args if a.keyword and a.keyword.value == "idempotency_key")
             yield Mutation(call, without(call, dropped), "idempotency_key no longer passed")
-

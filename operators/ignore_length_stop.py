@@ -139,18 +139,35 @@ class IgnoreLengthStop(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for comparison in ctx.findall(m.Comparison(comparisons=[m.ComparisonTarget()])):
-            yield from _comparison(comparison)
+            yield from _comparison(ctx, comparison)
         for case in ctx.findall(m.MatchCase()):
-            subject = ctx.parent(case).subject  # type: ignore[union-attr]
-            if _reasonish(subject) and _length_value(case.pattern):
-                guard = case.with_changes(
-                    guard=FALSE,
-                    whitespace_before_if=cst.SimpleWhitespace(" "),
-                    whitespace_after_if=cst.SimpleWhitespace(" "),
-                )
-                yield Mutation(case, guard, "the case for a max_tokens/length stop never matches")
+            if _reasonish(ctx.parent(case).subject):  # type: ignore[union-attr]
+                yield from _case(case)
         for mapping in ctx.findall(m.Dict()):
-            yield from _mapping(mapping)
+            yield from _mapping(ctx, mapping)
+
+
+def _case(case: cst.MatchCase) -> Iterator[Mutation]:
+    """``case "max_tokens":`` never matches (a False guard); ``case "length" | "content_filter":``
+    loses its ``"length"`` alternative."""
+    pattern = case.pattern
+    if _length_value(pattern):
+        guard = case.with_changes(
+            guard=FALSE,
+            whitespace_before_if=cst.SimpleWhitespace(" "),
+            whitespace_after_if=cst.SimpleWhitespace(" "),
+        )
+        yield Mutation(case, guard, "the case for a max_tokens/length stop never matches")
+    elif isinstance(pattern, cst.MatchOr):
+        for alternative in pattern.patterns:
+            if _length_value(alternative.pattern):
+                rest = [p for p in pattern.patterns if p is not alternative]
+                if rest:
+                    rest[-1] = rest[-1].with_changes(separator=cst.MaybeSentinel.DEFAULT)
+                    label = f"{cst.Module([]).code_for_node(alternative.pattern)} leaves the case"
+                    yield Mutation(
+                        pattern, pattern.with_changes(patterns=rest), f"{label}: a cut reply passes"
+                    )
 
 
 def _length_value(node: cst.CSTNode) -> bool:
@@ -168,7 +185,9 @@ def _reasonish(expr: cst.CSTNode) -> bool:
     return is_reason_field(expr) or bool(tokens(leaf_name(expr)) & {"reason", "status"})
 
 
-def _comparison(comparison: cst.Comparison) -> Iterator[Mutation]:
+def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
+    """``reason == "max_tokens"`` never true, ``reason != "length"`` always true, ``"length"``
+    out of ``reason in ("length", "content_filter")``."""
     left, target = comparison.left, comparison.comparisons[0]
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
@@ -183,7 +202,7 @@ def _comparison(comparison: cst.Comparison) -> Iterator[Mutation]:
                     )
                 else:
                     yield Mutation(
-                        right, smaller, f"{ctx_code(element.value)} no longer counts as a truncated reply"
+                        right, smaller, f"{ctx.code(element.value)} no longer counts as a truncated reply"
                     )
         return
     if not isinstance(op, _POSITIVE + _NEGATIVE):
@@ -202,7 +221,7 @@ def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
     return True
 
 
-def _mapping(mapping: cst.Dict) -> Iterator[Mutation]:
+def _mapping(ctx: SourceContext, mapping: cst.Dict) -> Iterator[Mutation]:
     """``{"end_turn": "stop", "max_tokens": "length"}``: the length entry maps to the normal end."""
     entries = [e for e in mapping.elements if isinstance(e, cst.DictElement)]
     keys = {string_value(e.key): e for e in entries}
@@ -211,9 +230,5 @@ def _mapping(mapping: cst.Dict) -> Iterator[Mutation]:
         return
     for key, entry in keys.items():
         if key in LENGTH_MARKERS and isinstance(entry.value, (cst.SimpleString, cst.Attribute)):
-            if cst.Module([]).code_for_node(entry.value) != cst.Module([]).code_for_node(normal.value):
+            if ctx.code(entry.value) != ctx.code(normal.value):
                 yield Mutation(entry.value, normal.value, f"stop reason {key!r} maps to the normal end")
-
-
-def ctx_code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)

@@ -41,7 +41,8 @@ class MismatchToolCallId(Operator):
             before=(
                 "def run_tools(message, tools):\n"
                 "    return [\n"
-                '        {"type": "tool_result", "tool_use_id": block.id, "content": tools[block.name](**block.input)}\n'
+                '        {"type": "tool_result", "tool_use_id": block.id, "content": '
+                "tools[block.name](**block.input)}\n"
                 "        for block in message.content\n"
                 '        if block.type == "tool_use"\n'
                 "    ]\n"
@@ -49,7 +50,8 @@ class MismatchToolCallId(Operator):
             after=(
                 "def run_tools(message, tools):\n"
                 "    return [\n"
-                '        {"type": "tool_result", "tool_use_id": block.id + "x", "content": tools[block.name](**block.input)}\n'
+                '        {"type": "tool_result", "tool_use_id": block.id + "x", "content": '
+                "tools[block.name](**block.input)}\n"
                 "        for block in message.content\n"
                 '        if block.type == "tool_use"\n'
                 "    ]\n"
@@ -83,7 +85,8 @@ class MismatchToolCallId(Operator):
                 "    items = []\n"
                 "    for item in response.output:\n"
                 '        if item.type == "function_call":\n'
-                '            items.append(dict(type="function_call_output", call_id=item.call_id, output=dispatch(item)))\n'
+                '            items.append(dict(type="function_call_output", call_id=item.call_id, '
+                "output=dispatch(item)))\n"
                 "    return items\n"
             ),
             after=(
@@ -91,7 +94,8 @@ class MismatchToolCallId(Operator):
                 "    items = []\n"
                 "    for item in response.output:\n"
                 '        if item.type == "function_call":\n'
-                '            items.append(dict(type="function_call_output", call_id=item.call_id + "x", output=dispatch(item)))\n'
+                '            items.append(dict(type="function_call_output", call_id=item.call_id + "x", '
+                "output=dispatch(item)))\n"
                 "    return items\n"
             ),
             note="Responses API item built with dict(...)",
@@ -120,8 +124,10 @@ class MismatchToolCallId(Operator):
         Example(
             before=(
                 "def echo(message, block):\n"
-                '    message.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})\n'
-                '    message.append({"type": "function_call", "call_id": block.id, "name": block.name, "arguments": "{}"})\n'
+                '    message.append({"type": "tool_use", "id": block.id, "name": block.name, "input": '
+                "block.input})\n"
+                '    message.append({"type": "function_call", "call_id": block.id, "name": block.name, '
+                '"arguments": "{}"})\n'
             ),
             note="the calls themselves carry ids too, but they are not results",
         ),
@@ -140,5 +146,7 @@ class MismatchToolCallId(Operator):
         for result in tool_results(ctx):
             for ident in result.ids:
                 if not m.matches(ident, m.Name("None")):
-                    wrong = cst.BinaryOperation(left=atom(ident), operator=cst.Add(), right=cst.SimpleString('"x"'))
+                    wrong = cst.BinaryOperation(
+                        left=atom(ident), operator=cst.Add(), right=cst.SimpleString('"x"')
+                    )
                     yield Mutation(ident, wrong, f"{result.label} {result.id_key} no longer matches its call")

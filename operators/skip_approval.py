@@ -8,13 +8,17 @@ catches it.
 
 Recognised guards (``if``/``elif``/``assert``/conditional expressions, either polarity):
 
-* an approval *state*: ``approved``, ``not self._approve(call)``, ``await confirm(call)``,
-  ``approvals.get(call.id)``, ``decision != "approve"``, ``input("Run it? [y/N]") != "y"`` --
-  the operand becomes the literal that lets the call through;
-* failing that, an approval *requirement* whose branch refuses for want of approval:
-  ``tool.requires_approval``, ``spec.side_effect`` with ``raise ApprovalRequired(...)`` -- the
-  requirement becomes false. A requirement whose branch asks for approval itself (a nested
-  state check) is left to that inner check.
+* an approval *answer*: ``approved``, ``not self._approve(call)``, ``await confirm(call)``,
+  ``approvals.get(call.id)``, ``approval_status is None`` (pending: the call is interrupted),
+  ``decision != "approve"``, ``input("Run it? [y/N]") != "y"`` -- the operand becomes the literal
+  that lets the call through. A name must be *about the answer* (its last word ``approved``,
+  ``approval``, ``status``, ``decision``...): ``approval_scope_identity`` is not, nor is an
+  ``on_approval`` callback;
+* failing that, an approval *requirement* whose branch refuses for want of approval while a call
+  is handled: ``tool.requires_approval``, ``spec.side_effect`` with ``raise ApprovalRequired(...)``
+  -- the requirement becomes false. A requirement whose branch asks for approval itself (a
+  nested answer check) is left to that inner check; one checked while a tool is configured
+  (``__post_init__``) is no gate.
 
 The guard must sit in tool-handling code (see ``_tools.in_tool_context``) or test a side effect,
 so an order's own ``approved`` field in business logic is not mistaken for tool approval.
@@ -25,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
@@ -44,13 +47,16 @@ from operators._tools import (
 )
 
 _APPROVAL = frozenset(
-    {"approved", "approval", "approvals", "approve", "approves", "approver", "confirm", "confirmed",
-     "confirmation", "confirms", "consent", "consented"}
+    (
+        "approved approval approvals approve approves approver confirm confirmed confirmation confirms "
+        "consent consented"
+    ).split()
 )
-_REQUIRES = frozenset({"requires", "require", "required", "needs", "need"})
+#: What a gate may hand back instead of running the call: the approval request itself.
+_PENDING = _APPROVAL | {"pending", "interruption", "interrupt", "request"}
+_REQUIRES = frozenset("requires require required needs need".split())
 _SIDE_EFFECT = frozenset(
-    {"side", "effect", "effects", "destructive", "dangerous", "mutating", "mutates", "sensitive", "risky",
-     "irreversible", "unsafe"}
+    ("side effect effects destructive dangerous mutating mutates sensitive risky irreversible unsafe").split()
 )
 
 
@@ -62,7 +68,17 @@ def _asks_human(ctx: SourceContext, node: cst.CSTNode) -> bool:
 
 
 #: ``approval_status``, ``user_decision``... the last word of a name that holds the answer.
-_ANSWER_TAILS = _APPROVAL | {"status", "decision", "result", "response", "answer", "granted", "given", "ok", "state"}
+_ANSWER_TAILS = _APPROVAL | {
+    "status",
+    "decision",
+    "result",
+    "response",
+    "answer",
+    "granted",
+    "given",
+    "ok",
+    "state",
+}
 
 
 def _head(expr: cst.BaseExpression) -> list[str]:
@@ -70,7 +86,11 @@ def _head(expr: cst.BaseExpression) -> list[str]:
     ``approvals.get(call.id)`` -> approvals; ``await confirm(call)`` -> confirm."""
     if isinstance(expr, cst.Await):
         expr = expr.expression
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and final_name(expr) in ("get", "lookup"):
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and final_name(expr) in ("get", "lookup")
+    ):
         expr = expr.func.value
     return ordered_words(leaf_name(expr) or "")
 
@@ -90,13 +110,20 @@ def _is_state(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
     for side in _sides(leaf):
         text = string_value(side)
         head = ordered_words(text) if text is not None else _head(side)
-        if head and set(head) & _APPROVAL and head[-1] in _ANSWER_TAILS and head[0] != "on" and not set(head) & _REQUIRES:
+        if (
+            head
+            and set(head) & _APPROVAL
+            and head[-1] in _ANSWER_TAILS
+            and head[0] != "on"
+            and not set(head) & _REQUIRES
+        ):
             return True
     return False
 
 
 def _is_requirement(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
-    """Whether approval is needed: ``tool.requires_approval``, ``spec.side_effect``, ``needs_approval(call)``."""
+    """Whether approval is needed: ``tool.requires_approval``, ``spec.side_effect``, "
+    "``needs_approval(call)``."""
     head = set(_head(_sides(leaf)[0]))
     return bool(head & _SIDE_EFFECT) or bool(head & _REQUIRES and head & _APPROVAL)
 
@@ -107,13 +134,15 @@ def _asks_inside(ctx: SourceContext, guard: cst.CSTNode) -> bool:
     if body is None or isinstance(guard, cst.IfExp):
         return False
     return any(
-        isinstance(n, (cst.If, cst.Assert)) and n is not guard and any(_is_state(ctx, x) for x in guard_leaves(n.test))
+        isinstance(n, (cst.If, cst.Assert))
+        and n is not guard
+        and any(_is_state(ctx, x) for x in guard_leaves(n.test))
         for n in walk(body)
     )
 
 
 _CALL_PARAMS = frozenset(
-    {"call", "calls", "args", "arguments", "kwargs", "input", "invocation", "item", "block", "request", "action"}
+    ("call calls args arguments kwargs input invocation item block request action").split()
 )
 
 
@@ -126,7 +155,9 @@ def _at_call_time(ctx: SourceContext, guard: cst.CSTNode) -> bool:
     return bool(node_words(ctx, function.params) & _CALL_PARAMS) or invokes_tool(ctx, function.body)
 
 
-def _candidates(ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+def _candidates(
+    ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExpression]
+) -> list[cst.BaseExpression]:
     """The approval state leaves of a guard; failing those, its requirement leaves, when the
     guard refuses for want of approval at call time and asks nobody itself."""
     states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
@@ -157,7 +188,7 @@ class SkipApproval(Operator):
                 "        name, args = parse_tool_call(raw)\n"
                 "        spec = self.tools[name]\n"
                 "        if spec.side_effect and not approved:\n"
-                "            raise ToolError(\"approval_required\", \"side effects need approval\")\n"
+                '            raise ToolError("approval_required", "side effects need approval")\n'
                 "        return spec.handler(args)\n"
             ),
             after=(
@@ -166,7 +197,7 @@ class SkipApproval(Operator):
                 "        name, args = parse_tool_call(raw)\n"
                 "        spec = self.tools[name]\n"
                 "        if spec.side_effect and not True:\n"
-                "            raise ToolError(\"approval_required\", \"side effects need approval\")\n"
+                '            raise ToolError("approval_required", "side effects need approval")\n'
                 "        return spec.handler(args)\n"
             ),
             note="an approved flag next to the side-effect requirement",
@@ -176,29 +207,31 @@ class SkipApproval(Operator):
                 "async def run_tool(self, call):\n"
                 "    tool = self.tools[call.function.name]\n"
                 "    if tool.needs_approval and not await self.confirm(call):\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": \"The user declined.\"}\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": await tool.run(call.arguments)}\n"
+                '        return {"role": "tool", "tool_call_id": call.id, "content": "The user declined."}\n'
+                '    return {"role": "tool", "tool_call_id": call.id, "content": await '
+                "tool.run(call.arguments)}\n"
             ),
             after=(
                 "async def run_tool(self, call):\n"
                 "    tool = self.tools[call.function.name]\n"
                 "    if tool.needs_approval and not True:\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": \"The user declined.\"}\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": await tool.run(call.arguments)}\n"
+                '        return {"role": "tool", "tool_call_id": call.id, "content": "The user declined."}\n'
+                '    return {"role": "tool", "tool_call_id": call.id, "content": await '
+                "tool.run(call.arguments)}\n"
             ),
             note="OpenAI async runner with an awaited confirmation callback",
         ),
         Example(
             before=(
                 "def execute(call, handlers):\n"
-                "    if input(f\"Run {call.name}? [y/N] \").strip().lower() != \"y\":\n"
-                "        return ToolResult(call.id, \"denied by the user\", is_error=True)\n"
+                '    if input(f"Run {call.name}? [y/N] ").strip().lower() != "y":\n'
+                '        return ToolResult(call.id, "denied by the user", is_error=True)\n'
                 "    return ToolResult(call.id, handlers[call.name](**call.input))\n"
             ),
             after=(
                 "def execute(call, handlers):\n"
                 "    if False:\n"
-                "        return ToolResult(call.id, \"denied by the user\", is_error=True)\n"
+                '        return ToolResult(call.id, "denied by the user", is_error=True)\n'
                 "    return ToolResult(call.id, handlers[call.name](**call.input))\n"
             ),
             note="asking on the terminal",
@@ -209,23 +242,21 @@ class SkipApproval(Operator):
                 "    if tool.requires_approval:\n"
                 "        raise ApprovalRequired(call.id)\n"
             ),
-            after=(
-                "def check(tool, call):\n"
-                "    if False:\n"
-                "        raise ApprovalRequired(call.id)\n"
-            ),
+            after=("def check(tool, call):\n    if False:\n        raise ApprovalRequired(call.id)\n"),
             note="the requirement itself refuses (approval comes back as a new request)",
         ),
         Example(
             before=(
                 "def respond(item, policy, dispatch):\n"
                 "    assert policy.approves(item.name) or item.name in READ_ONLY\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": dispatch(item)}\n"
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "dispatch(item)}\n"
             ),
             after=(
                 "def respond(item, policy, dispatch):\n"
                 "    assert True or item.name in READ_ONLY\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": dispatch(item)}\n"
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "dispatch(item)}\n"
             ),
             note="an assert in a Responses API runner",
         ),
@@ -233,7 +264,7 @@ class SkipApproval(Operator):
             before=(
                 "def ship(order):\n"
                 "    if not order.approved:\n"
-                "        raise OrderError(\"order not approved\")\n"
+                '        raise OrderError("order not approved")\n'
                 "    return carrier.send(order)\n"
             ),
             note="business logic about an order's approval, not a tool call's",
@@ -258,6 +289,6 @@ class SkipApproval(Operator):
             if not (about_approval or in_tool_context(ctx, guard)):
                 continue
             for leaf in _candidates(ctx, guard, leaves):
-                let_through = bypass(ctx, leaf)
+                let_through = bypass(ctx, leaf, vocabulary=_PENDING)
                 if let_through is not None:
                     yield Mutation(leaf, let_through, f"approval check `{ctx.code(leaf)}` never refuses")

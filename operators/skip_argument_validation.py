@@ -7,9 +7,10 @@ garbage, crashes deep inside, or silently does the wrong thing.
 
 Recognised (by meaning, not by one spelling):
 
-* a validating call used as a statement -- ``jsonschema.validate(args, schema)``,
-  ``validator.validate(call.input)``, ``validate_args(spec, args)``, ``self._check_arguments(...)``
-  -- is removed (``pass``); one whose result is used as the arguments is replaced by the raw
+* a validating call -- named to validate/check and given the arguments (or named for them):
+  ``jsonschema.validate(args, schema)``, ``validator.validate(call.input)``,
+  ``validate_args(spec, payload)``, ``schema_violation(schema, call.input)`` -- used as a
+  statement is removed (``pass``); one whose result is used as the arguments is replaced by the raw
   arguments; one used in a guard (``if not is_valid(args)``, or via a variable: ``problem =
   schema_violation(...)`` then ``if problem is not None``) never refuses;
 * pydantic: ``Model.model_validate(args)`` -> ``Model.model_construct(**args)`` (v1:
@@ -19,12 +20,14 @@ Recognised (by meaning, not by one spelling):
   the object keeps its type, only validation is gone;
 * hand-written checks in guards: required keys (``key not in args``), unexpected keys
   (``key not in properties`` for a key taken from the arguments), types
-  (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them).
+  (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them),
+  but not a type *dispatch* (``if isinstance(x, list): ... elif isinstance(x, dict): ...``).
 
 What is validated must be the tool's arguments (``args``, ``arguments``, ``call.input``,
-``tc.function.arguments``, ``kwargs``, ``params``) or a value read from them; validating a config
-or parsing an API response is not this concern. Guards must refuse unmistakably (raise, or
-answer with an error message).
+``tc.function.arguments``, ``tool_input``, ``kwargs``; ``params`` only in tool-handling code) or a
+value read from them -- not the result of a call that was given them, a function signature's
+``parameters``, a config or an API response. Hand-written guards must refuse unmistakably
+(raise, or answer with an error message).
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
     PYDANTIC_VALIDATORS,
+    agent_code,
     bypass,
     final_name,
     from_arguments,
+    guard_leaves,
     guard_operands,
     is_argument_name,
     is_literal,
@@ -50,16 +55,15 @@ from operators._tools import (
     mentions_arguments,
     names_in,
     node_words,
-    walk,
     words,
 )
 
 #: Where a schema declares its keys: ``key not in properties`` for a key taken from the arguments.
-_SCHEMA_KEYS = frozenset({"properties", "schema", "fields", "expected", "declared", "allowed", "inputs"})
+_SCHEMA_KEYS = frozenset("properties schema fields expected declared allowed inputs".split())
 #: A model named for arguments: ``WeatherArgs``, ``SearchArguments``, ``self.arg_model`` (not
 #: ``Params``: protocol layers name their request models so).
-_MODEL_WORDS = frozenset({"args", "arguments", "argument", "arg", "kwargs"})
-_WRAPPERS = frozenset({"list", "tuple", "sorted", "len", "bool", "any", "next", "iter"})
+_MODEL_WORDS = frozenset("args arguments argument arg kwargs".split())
+_WRAPPERS = frozenset("list tuple sorted len bool any next iter".split())
 
 
 def _validator_outcome(ctx: SourceContext, value: cst.BaseExpression) -> bool:
@@ -100,12 +104,34 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
         target = inner.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             required = mentions_arguments(ctx, target.comparator)
-            extra = from_arguments(ctx, inner.left) and bool(node_words(ctx, target.comparator) & _SCHEMA_KEYS)
+            extra = from_arguments(ctx, inner.left) and bool(
+                node_words(ctx, target.comparator) & _SCHEMA_KEYS
+            )
             return ("hand-written", isinstance(target.operator, cst.In)) if required or extra else None
     if m.matches(inner, m.Call(func=m.Name("isinstance"))) and inner.args:
         # either polarity: ``not isinstance(args, dict)`` refuses, so may ``isinstance(value, bool)``
-        return ("hand-written", None) if from_arguments(ctx, inner.args[0].value) else None
+        subject = inner.args[0].value
+        if from_arguments(ctx, subject) and not _dispatches_on_type(ctx, inner, ctx.code(subject)):
+            return "hand-written", None
     return None
+
+
+def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bool:
+    """``if isinstance(x, list): ... elif isinstance(x, dict): ... else: raise`` handles each type
+    it knows: that is dispatch, not validation, even though its last ``else`` refuses."""
+    chain = ctx.enclosing(check, cst.If)
+    while chain is not None and isinstance(ctx.parent(chain), cst.If) and ctx.parent(chain).orelse is chain:
+        chain = ctx.parent(chain)
+    tested = 0
+    while isinstance(chain, cst.If):
+        tested += any(
+            m.matches(leaf, m.Call(func=m.Name("isinstance")))
+            and leaf.args
+            and ctx.code(leaf.args[0].value) == subject
+            for leaf in guard_leaves(chain.test)
+        )
+        chain = chain.orelse
+    return tested >= 2
 
 
 def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -116,21 +142,28 @@ def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = fro
                 qualified = ctx.qualified_names(base.value)
                 if qualified & {"pydantic.BaseModel", "pydantic.main.BaseModel"}:
                     return True
-                if isinstance(base.value, cst.Name) and _is_pydantic_model(ctx, base.value.value, seen | {name}):
+                if isinstance(base.value, cst.Name) and _is_pydantic_model(
+                    ctx, base.value.value, seen | {name}
+                ):
                     return True
     return False
 
 
 def _imports_json(ctx: SourceContext) -> bool:
-    return bool(ctx.findall(m.Import(names=[m.ZeroOrMore(), m.ImportAlias(name=m.Name("json"), asname=None),
-                                            m.ZeroOrMore()])))
+    return bool(
+        ctx.findall(
+            m.Import(names=[m.ZeroOrMore(), m.ImportAlias(name=m.Name("json"), asname=None), m.ZeroOrMore()])
+        )
+    )
 
 
 def _unvalidated(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
     """The same value built without validation, for pydantic's validating entry points."""
     name = final_name(call)
     data = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-    data = data or next((a.value for a in call.args if a.keyword and a.keyword.value in ("obj", "json_data")), None)
+    data = data or next(
+        (a.value for a in call.args if a.keyword and a.keyword.value in ("obj", "json_data")), None
+    )
     if name not in PYDANTIC_VALIDATORS or data is None or not isinstance(call.func, cst.Attribute):
         return None
     model = call.func.value
@@ -229,23 +262,23 @@ class SkipArgumentValidation(Operator):
             before=(
                 "def parse(name, args, schemas):\n"
                 "    schema = schemas[name]\n"
-                "    for key in schema[\"required\"]:\n"
+                '    for key in schema["required"]:\n'
                 "        if key not in args:\n"
-                "            raise ToolError(\"missing_argument\", key)\n"
-                "    for key, expected in schema[\"types\"].items():\n"
+                '            raise ToolError("missing_argument", key)\n'
+                '    for key, expected in schema["types"].items():\n'
                 "        if not isinstance(args.get(key), expected):\n"
-                "            raise ToolError(\"invalid_argument\", key)\n"
+                '            raise ToolError("invalid_argument", key)\n'
                 "    return name, args\n"
             ),
             after=(
                 "def parse(name, args, schemas):\n"
                 "    schema = schemas[name]\n"
-                "    for key in schema[\"required\"]:\n"
+                '    for key in schema["required"]:\n'
                 "        if key not in args:\n"
-                "            raise ToolError(\"missing_argument\", key)\n"
-                "    for key, expected in schema[\"types\"].items():\n"
+                '            raise ToolError("missing_argument", key)\n'
+                '    for key, expected in schema["types"].items():\n'
                 "        if not True:\n"
-                "            raise ToolError(\"invalid_argument\", key)\n"
+                '            raise ToolError("invalid_argument", key)\n'
                 "    return name, args\n"
             ),
             note="hand-written required-key and type checks",
@@ -256,16 +289,20 @@ class SkipArgumentValidation(Operator):
                 "    spec = registry[item.name]\n"
                 "    problem = schema_violation(spec.parameters, item.arguments)\n"
                 "    if problem is not None:\n"
-                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": problem}\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": spec.fn(item.arguments)}\n"
+                '        return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "problem}\n"
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "spec.fn(item.arguments)}\n"
             ),
             after=(
                 "def handle(item, registry):\n"
                 "    spec = registry[item.name]\n"
                 "    problem = schema_violation(spec.parameters, item.arguments)\n"
                 "    if False:\n"
-                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": problem}\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": spec.fn(item.arguments)}\n"
+                '        return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "problem}\n"
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "spec.fn(item.arguments)}\n"
             ),
             note="Responses API runner; a validator that returns the problem",
         ),
@@ -287,7 +324,7 @@ class SkipArgumentValidation(Operator):
                 "def repl(read):\n"
                 "    while True:\n"
                 "        user_input = read()\n"
-                "        if \"quit\" in user_input:\n"
+                '        if "quit" in user_input:\n'
                 "            break\n"
                 "        if not isinstance(user_input, str):\n"
                 "            continue\n"
@@ -308,11 +345,11 @@ class SkipArgumentValidation(Operator):
                 skipped = bypass(ctx, operand, strict=True)
             if skipped is not None and passing in (None, skipped.value == "True"):
                 yield Mutation(operand, skipped, f"argument check `{ctx.code(operand)}` never refuses")
-        for statement in ctx.findall(m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
+        for statement in agent_code(ctx, m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
             call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
             if is_validation_call(ctx, call):
                 yield Mutation(statement, cst.Pass(), f"argument validation `{ctx.code(call)}` removed")
-        for call in ctx.findall(m.Call()):
+        for call in agent_code(ctx, m.Call()):
             replacement = _unvalidated(ctx, call) or self._constructed(ctx, call)
             if replacement is None and is_validation_call(ctx, call) and self._used_as_arguments(ctx, call):
                 replacement = _raw_arguments(ctx, call)

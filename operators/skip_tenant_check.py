@@ -28,17 +28,18 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import bypass, final_name, guard_operands, is_literal, node_words, words
+from operators._tools import agent_code, bypass, final_name, guard_operands, is_literal, node_words, words
 
 _TENANT = frozenset(
-    {"tenant", "tenants", "org", "orgs", "organization", "organizations", "organisation", "organisations",
-     "workspace", "workspaces", "owner", "owners", "owned"}
+    (
+        "tenant tenants org orgs organization organizations organisation organisations workspace workspaces "
+        "owner owners owned"
+    ).split()
 )
-_CALLER = frozenset({"caller", "user", "current", "ctx", "context", "session", "principal", "request", "self", "actor"})
-_AUTHORISE = frozenset({"authorize", "authorise", "authorized", "authorised", "authz", "owns", "permitted"})
-_ACCESS = frozenset({"access", "permission", "permissions", "tenant", "owner", "ownership"})
-_ASKS = frozenset({"can", "has", "check", "verify", "ensure", "require", "assert", "is", "same", "belongs", "allowed",
-                   "may"})
+_CALLER = frozenset("caller user current ctx context session principal request self actor".split())
+_AUTHORISE = frozenset("authorize authorise authorized authorised authz owns permitted".split())
+_ACCESS = frozenset("access permission permissions tenant owner ownership".split())
+_ASKS = frozenset("can has check verify ensure require assert is same belongs allowed may".split())
 
 
 def _is_tenant_comparison(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
@@ -79,15 +80,15 @@ class SkipTenantCheck(Operator):
         Example(
             before=(
                 "def get_ticket(args, ctx):\n"
-                "    if args[\"tenant_id\"] != ctx.tenant_id:\n"
-                "        raise ToolError(\"forbidden\", \"ticket belongs to another tenant\")\n"
-                "    return TICKETS[args[\"ticket_id\"]]\n"
+                '    if args["tenant_id"] != ctx.tenant_id:\n'
+                '        raise ToolError("forbidden", "ticket belongs to another tenant")\n'
+                '    return TICKETS[args["ticket_id"]]\n'
             ),
             after=(
                 "def get_ticket(args, ctx):\n"
                 "    if False:\n"
-                "        raise ToolError(\"forbidden\", \"ticket belongs to another tenant\")\n"
-                "    return TICKETS[args[\"ticket_id\"]]\n"
+                '        raise ToolError("forbidden", "ticket belongs to another tenant")\n'
+                '    return TICKETS[args["ticket_id"]]\n'
             ),
             note="the arguments' tenant against the caller's",
         ),
@@ -97,7 +98,7 @@ class SkipTenantCheck(Operator):
                 "    def execute(self, call):\n"
                 "        owner = self.owner_of(call.input)\n"
                 "        if owner is not None and owner != self.tenant_id:\n"
-                "            return ToolResult(call.id, \"refused: not your ticket\", is_error=True)\n"
+                '            return ToolResult(call.id, "refused: not your ticket", is_error=True)\n'
                 "        return ToolResult(call.id, self.run(call))\n"
             ),
             after=(
@@ -105,7 +106,7 @@ class SkipTenantCheck(Operator):
                 "    def execute(self, call):\n"
                 "        owner = self.owner_of(call.input)\n"
                 "        if owner is not None and False:\n"
-                "            return ToolResult(call.id, \"refused: not your ticket\", is_error=True)\n"
+                '            return ToolResult(call.id, "refused: not your ticket", is_error=True)\n'
                 "        return ToolResult(call.id, self.run(call))\n"
             ),
             note="the resource owner against the registry's tenant; the None check stays",
@@ -113,17 +114,17 @@ class SkipTenantCheck(Operator):
         Example(
             before=(
                 "async def read_doc(tool_call, auth, docs):\n"
-                "    doc = await docs.get(tool_call.arguments[\"doc_id\"])\n"
+                '    doc = await docs.get(tool_call.arguments["doc_id"])\n'
                 "    if not await auth.can_access(doc.workspace_id):\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": \"access denied\"}\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": doc.text}\n"
+                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": "access denied"}\n'
+                '    return {"role": "tool", "tool_call_id": tool_call.id, "content": doc.text}\n'
             ),
             after=(
                 "async def read_doc(tool_call, auth, docs):\n"
-                "    doc = await docs.get(tool_call.arguments[\"doc_id\"])\n"
+                '    doc = await docs.get(tool_call.arguments["doc_id"])\n'
                 "    if not True:\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": \"access denied\"}\n"
-                "    return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": doc.text}\n"
+                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": "access denied"}\n'
+                '    return {"role": "tool", "tool_call_id": tool_call.id, "content": doc.text}\n'
             ),
             note="OpenAI async runner asking an access predicate",
         ),
@@ -131,14 +132,16 @@ class SkipTenantCheck(Operator):
             before=(
                 "def handle(item, session):\n"
                 "    args = json.loads(item.arguments)\n"
-                "    authorize(session.tenant, args[\"account_id\"])\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": lookup(args)}\n"
+                '    authorize(session.tenant, args["account_id"])\n'
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "lookup(args)}\n"
             ),
             after=(
                 "def handle(item, session):\n"
                 "    args = json.loads(item.arguments)\n"
                 "    pass\n"
-                "    return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": lookup(args)}\n"
+                '    return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                "lookup(args)}\n"
             ),
             note="Responses API runner; an authorisation call that raises",
         ),
@@ -166,12 +169,12 @@ class SkipTenantCheck(Operator):
         Example(
             before=(
                 "def price(tenant, args):\n"
-                "    if tenant.plan == \"free\" and args[\"seats\"] > 3:\n"
-                "        raise ToolError(\"upgrade required\")\n"
+                '    if tenant.plan == "free" and args["seats"] > 3:\n'
+                '        raise ToolError("upgrade required")\n'
                 "    if tenant.id is None:\n"
                 "        tenant = default_tenant()\n"
-                "    if \"tenant_id\" not in args:\n"
-                "        raise ToolError(\"missing tenant_id\")\n"
+                '    if "tenant_id" not in args:\n'
+                '        raise ToolError("missing tenant_id")\n'
             ),
             note="a plan check, a missing tenant, a required key: none compares tenants",
         ),
@@ -179,8 +182,8 @@ class SkipTenantCheck(Operator):
             before=(
                 "def login(oauth, request):\n"
                 "    url, state = oauth.authorization_url(AUTH_URL)\n"
-                "    if request.args.get(\"state\") != state:\n"
-                "        raise ValueError(\"state mismatch\")\n"
+                '    if request.args.get("state") != state:\n'
+                '        raise ValueError("state mismatch")\n'
                 "    return url\n"
             ),
             note="OAuth plumbing is not a tenant check",
@@ -200,7 +203,7 @@ class SkipTenantCheck(Operator):
             allowed = bypass(ctx, operand)
             if allowed is not None and allowed.value == str(passing):
                 yield Mutation(operand, allowed, f"tenant check `{ctx.code(operand)}` never refuses")
-        for statement in ctx.findall(m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
+        for statement in agent_code(ctx, m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
             call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
             if _is_authorisation(ctx, call):
                 yield Mutation(statement, cst.Pass(), f"authorisation `{ctx.code(call)}` removed")

@@ -10,12 +10,15 @@ Recognised guards (either polarity; ``if``/``elif``/``assert``/conditional expre
 * membership of the requested name in a tool collection: ``name not in ALLOWED_TOOLS``,
   ``block.name in self.tools``, ``tc.function.name not in available_functions`` (deny-lists such
   as ``DISABLED_TOOLS`` too); a bare ``allowed``/``registry`` counts inside tool-handling code;
-* a lookup that came back empty: ``tool = self._tools.get(call.name)`` then ``if tool is None``
-  / ``if not tool`` (or the walrus form);
+* a lookup that came back empty: ``tool = self._tools.get(call.name)`` (or ``getattr(tools,
+  name, None)``) then ``if tool is None`` / ``if not tool`` (or the walrus form);
 * a predicate on the name: ``is_allowed(name)``, ``registry.has(name)``, ``tool_exists(name)``.
 
-Only the guard's operand changes, to the literal that skips the refusal. Membership checks of
-other things (users, argument keys, caches) are not allow-lists.
+The refusal must be unmistakable (a raise, an error result, a message saying the tool is unknown
+or not allowed) and on the side where the name is *not* allowed: refusing a name that *is*
+registered is a duplicate-registration check, and ``if name in ("bash", "editor"): return kind``
+is dispatch. Only the guard's operand changes, to the literal that skips the refusal. Membership
+checks of other things (users, argument keys, caches, registries of agents) are not allow-lists.
 """
 
 from __future__ import annotations
@@ -43,18 +46,26 @@ from operators._tools import (
 
 #: A predicate on a tool name asks one of these: ``is_allowed(name)``, ``registry.has(name)``.
 _PREDICATES = frozenset(
-    {"allowed", "permitted", "allowlisted", "whitelisted", "has", "contains", "exists", "registered", "supports",
-     "available", "enabled"}
+    (
+        "allowed permitted allowlisted whitelisted has contains exists registered supports available enabled"
+    ).split()
 )
 
 
 def _is_lookup(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)`` (also inside a walrus)."""
+    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)``, ``getattr(tools, name, None)``
+    (also inside a walrus)."""
     if isinstance(expr, cst.NamedExpr):
         expr = expr.value
-    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get"):
+    if not isinstance(expr, cst.Call) or not expr.args:
         return False
-    return bool(expr.args) and is_tool_collection(ctx, expr.func.value) and names_tool(expr.args[0].value)
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+        collection, name = expr.func.value, expr.args[0].value
+    elif m.matches(expr.func, m.Name("getattr")) and len(expr.args) == 3:
+        collection, name = expr.args[0].value, expr.args[1].value
+    else:
+        return False
+    return is_tool_collection(ctx, collection) and names_tool(name)
 
 
 def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
@@ -63,7 +74,7 @@ def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
     return any(node_words(ctx, part) & TOOLISH for part in parts) or in_tool_context(ctx, parts[0])
 
 
-_DENY_HEADS = frozenset({"denylist", "blacklist", "blocklist", "disabled", "blocked", "forbidden", "denied", "banned"})
+_DENY_HEADS = frozenset("denylist blacklist blocklist disabled blocked forbidden denied banned".split())
 
 
 def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | None:
@@ -90,14 +101,18 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
     if isinstance(operand, cst.NamedExpr) or (isinstance(operand, cst.Call) and _is_lookup(ctx, operand)):
         return True if _is_lookup(ctx, operand) and _about_tools(ctx, operand) else None
     if isinstance(operand, cst.Name):
-        found = any(_is_lookup(ctx, value) for value in local_values(ctx, operand)) and _about_tools(ctx, operand)
+        found = any(_is_lookup(ctx, value) for value in local_values(ctx, operand)) and _about_tools(
+            ctx, operand
+        )
         return True if found else None
     if isinstance(operand, cst.Call):
         own = words(final_name(operand) or "")
         asks = own & _PREDICATES and (own & TOOLISH or is_tool_collection(ctx, operand.func))
         if isinstance(operand.func, cst.Attribute) and own & _PREDICATES:
             asks = asks or is_tool_collection(ctx, operand.func.value)
-        found = bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
+        found = (
+            bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
+        )
         return True if found else None
     return None
 
@@ -117,16 +132,16 @@ class SkipToolAllowlist(Operator):
         Example(
             before=(
                 "def parse_tool_call(item):\n"
-                "    name, args = item.get(\"name\"), item.get(\"arguments\")\n"
+                '    name, args = item.get("name"), item.get("arguments")\n'
                 "    if name not in ALLOWED_TOOLS or not isinstance(args, dict):\n"
-                "        raise ToolError(\"invalid_tool_call\", \"tool or arguments not allowed\")\n"
+                '        raise ToolError("invalid_tool_call", "tool or arguments not allowed")\n'
                 "    return name, args\n"
             ),
             after=(
                 "def parse_tool_call(item):\n"
-                "    name, args = item.get(\"name\"), item.get(\"arguments\")\n"
+                '    name, args = item.get("name"), item.get("arguments")\n'
                 "    if False or not isinstance(args, dict):\n"
-                "        raise ToolError(\"invalid_tool_call\", \"tool or arguments not allowed\")\n"
+                '        raise ToolError("invalid_tool_call", "tool or arguments not allowed")\n'
                 "    return name, args\n"
             ),
             note="membership guard that raises; the other half of the test stays",
@@ -138,10 +153,11 @@ class SkipToolAllowlist(Operator):
                 "    async def call_tool(self, tool_call):\n"
                 "        name = tool_call.function.name\n"
                 "        if name in self.functions:\n"
-                "            output = await self.functions[name](**json.loads(tool_call.function.arguments))\n"
+                "            output = await "
+                "self.functions[name](**json.loads(tool_call.function.arguments))\n"
                 "        else:\n"
-                "            output = f\"Unknown function: {name}\"\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": output}\n"
+                '            output = f"Unknown function: {name}"\n'
+                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
             ),
             after=(
                 "import json\n\n"
@@ -149,10 +165,11 @@ class SkipToolAllowlist(Operator):
                 "    async def call_tool(self, tool_call):\n"
                 "        name = tool_call.function.name\n"
                 "        if True:\n"
-                "            output = await self.functions[name](**json.loads(tool_call.function.arguments))\n"
+                "            output = await "
+                "self.functions[name](**json.loads(tool_call.function.arguments))\n"
                 "        else:\n"
-                "            output = f\"Unknown function: {name}\"\n"
-                "        return {\"role\": \"tool\", \"tool_call_id\": tool_call.id, \"content\": output}\n"
+                '            output = f"Unknown function: {name}"\n'
+                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
             ),
             note="OpenAI async runner, positive membership with an else that refuses",
         ),
@@ -162,7 +179,7 @@ class SkipToolAllowlist(Operator):
                 "    def execute(self, call):\n"
                 "        handler = self._handlers.get(call.name)\n"
                 "        if handler is None:\n"
-                "            return ToolResult(call.id, f\"tool {call.name} is not allowed\", is_error=True)\n"
+                '            return ToolResult(call.id, f"tool {call.name} is not allowed", is_error=True)\n'
                 "        return ToolResult(call.id, handler(call.input))\n"
             ),
             after=(
@@ -170,7 +187,7 @@ class SkipToolAllowlist(Operator):
                 "    def execute(self, call):\n"
                 "        handler = self._handlers.get(call.name)\n"
                 "        if False:\n"
-                "            return ToolResult(call.id, f\"tool {call.name} is not allowed\", is_error=True)\n"
+                '            return ToolResult(call.id, f"tool {call.name} is not allowed", is_error=True)\n'
                 "        return ToolResult(call.id, handler(call.input))\n"
             ),
             note="registry lookup that came back None",
@@ -180,13 +197,15 @@ class SkipToolAllowlist(Operator):
                 "def dispatch(block, registry):\n"
                 "    if block.name in registry:\n"
                 "        return registry[block.name](**block.input)\n"
-                "    return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": \"unknown tool\", \"is_error\": True}\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
             ),
             after=(
                 "def dispatch(block, registry):\n"
                 "    if True:\n"
                 "        return registry[block.name](**block.input)\n"
-                "    return {\"type\": \"tool_result\", \"tool_use_id\": block.id, \"content\": \"unknown tool\", \"is_error\": True}\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
             ),
             note="early return of the tool's result; the statement after it is the refusal",
         ),
@@ -194,13 +213,15 @@ class SkipToolAllowlist(Operator):
             before=(
                 "def handle(item, policy):\n"
                 "    if not policy.is_allowed(item.name):\n"
-                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": \"denied\"}\n"
+                '        return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                '"denied"}\n'
                 "    return run(item)\n"
             ),
             after=(
                 "def handle(item, policy):\n"
                 "    if not True:\n"
-                "        return {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": \"denied\"}\n"
+                '        return {"type": "function_call_output", "call_id": item.call_id, "output": '
+                '"denied"}\n'
                 "    return run(item)\n"
             ),
             note="Responses API runner asking a policy object",
@@ -210,8 +231,8 @@ class SkipToolAllowlist(Operator):
                 "def login(user, admins):\n"
                 "    if user.name not in admins:\n"
                 "        raise PermissionError(user.name)\n"
-                "    if \"name\" not in user.profile:\n"
-                "        raise ValueError(\"profile without a name\")\n"
+                '    if "name" not in user.profile:\n'
+                '        raise ValueError("profile without a name")\n'
             ),
             note="membership checks of users and keys are not tool allow-lists",
         ),
@@ -233,4 +254,6 @@ class SkipToolAllowlist(Operator):
             if passing is not None:
                 never_refuses = bypass(ctx, operand, strict=True)
                 if never_refuses is not None and never_refuses.value == str(passing):
-                    yield Mutation(operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses")
+                    yield Mutation(
+                        operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses"
+                    )

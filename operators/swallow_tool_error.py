@@ -9,11 +9,14 @@ result the model received kills it.
 The mutation follows the style the code reports errors in:
 
 * an error flag on a tool result construct (``"is_error": True``, ``is_error=failed``, MCP
-  ``isError=True``, ``block["is_error"] = True``, ``result.is_error = True``) becomes ``False``;
-* in an ``except`` around a tool invocation in a loop without such a flag (OpenAI/Responses,
-  plain strings), an error flag variable (``failed = True``, ``ok = False``) is flipped, or else
-  the error report (``output = f"Error: {e}"``, ``return {"error": str(e)}``, the content of a
-  tool result built there) becomes empty (``""``/``{}``), so the failure reads as an empty success.
+  ``isError=True``, ``block["is_error"] = True``, ``result.is_error = True``) becomes ``False``,
+  and langchain's ``ToolMessage(..., status="error")`` becomes ``status="success"``;
+* in an ``except`` around a tool invocation (``tools[name](...)``, ``handler(...)``,
+  ``tool.run(...)``, ``session.call_tool(...)``) in a function without such a flag
+  (OpenAI/Responses loops, tools returning strings), an error flag variable (``failed = True``,
+  ``ok = False``) is flipped, or else the error report (``output = f"Error: {e}"``,
+  ``return {"error": str(e)}``, the content of a tool result built there) becomes empty
+  (``""``/``{}``), so the failure reads as an empty success.
 
 Handlers that re-raise, only log, or guard a model call rather than a tool are left alone.
 """
@@ -29,6 +32,7 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
     ERROR_FLAG_KEYS,
+    agent_code,
     empty_like,
     invokes_tool,
     string_value,
@@ -37,9 +41,9 @@ from operators._tools import (
     words,
 )
 
-_ERROR_FLAG_WORDS = frozenset({"error", "errored", "failed", "failure", "crashed"})
-_SUCCESS_FLAG_WORDS = frozenset({"ok", "success", "succeeded", "successful"})
-_REPORT_WORDS = frozenset({"error", "failed", "failure", "exception", "crashed", "traceback"})
+_ERROR_FLAG_WORDS = frozenset("error errored failed failure crashed".split())
+_SUCCESS_FLAG_WORDS = frozenset("ok success succeeded successful".split())
+_REPORT_WORDS = frozenset("error failed failure exception crashed traceback".split())
 _FALSE, _TRUE = cst.Name("False"), cst.Name("True")
 
 
@@ -47,7 +51,7 @@ def _flag_assignments(ctx: SourceContext) -> Iterator[cst.Assign]:
     """``block["is_error"] = ...`` and ``result.is_error = ...``."""
     key = m.SubscriptElement(slice=m.Index(value=m.SimpleString() | m.ConcatenatedString()))
     target = m.Subscript(slice=[key]) | m.Attribute(attr=m.Name(m.MatchIfTrue(ERROR_FLAG_KEYS.__contains__)))
-    for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=target)])):
+    for assign in agent_code(ctx, m.Assign(targets=[m.AssignTarget(target=target)])):
         written = assign.targets[0].target
         if (
             isinstance(written, cst.Subscript)
@@ -73,39 +77,59 @@ def _renders_failure(expr: cst.BaseExpression, caught: str | None) -> bool:
     return bool(words(text) & _REPORT_WORDS)
 
 
-def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
-    caught = handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
-    if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
-        return []  # the failure travels on as an exception; whoever catches it reports it
-    flags: list[Mutation] = []
-    reports: list[Mutation] = []
+def _caught_name(handler: cst.ExceptHandler) -> str | None:
+    return handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
+
+
+def _flag_flips(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation]:
+    """``failed = True`` -> ``False`` and ``ok = False`` -> ``True`` in the handler."""
+    flips = []
     for node in walk(handler.body):
-        if (
-            isinstance(node, cst.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0].target, cst.Name)
-        ):
-            target = words(node.targets[0].target.value)
-            if m.matches(node.value, m.Name("True")) and target & _ERROR_FLAG_WORDS:
-                flags.append(
-                    Mutation(node.value, _FALSE, f"error flag {ctx.code(node.targets[0].target)} stays False")
-                )
-                continue
-            if m.matches(node.value, m.Name("False")) and target & _SUCCESS_FLAG_WORDS:
-                flags.append(
-                    Mutation(node.value, _TRUE, f"success flag {ctx.code(node.targets[0].target)} stays True")
-                )
-                continue
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0].target
+        named = words(target.value) if isinstance(target, cst.Name) else frozenset()
+        if m.matches(node.value, m.Name("True")) and named & _ERROR_FLAG_WORDS:
+            flips.append(Mutation(node.value, _FALSE, f"error flag {ctx.code(target)} stays False"))
+        elif m.matches(node.value, m.Name("False")) and named & _SUCCESS_FLAG_WORDS:
+            flips.append(Mutation(node.value, _TRUE, f"success flag {ctx.code(target)} stays True"))
+    return flips
+
+
+def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
+    """The error text or data the handler hands on (``output = f"Error: {e}"``, ``return
+    {"error": str(e)}``, the content of a tool result built there) becomes empty."""
+    caught = _caught_name(handler)
+    emptied = []
+    for node in walk(handler.body):
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
-            value = node.value
-            empty = empty_like(value)
-            if id(value) not in results and empty is not None and _renders_failure(value, caught):
-                reports.append(Mutation(value, empty, "the caught tool error is reported as an empty result"))
+            empty = empty_like(node.value)
+            if id(node.value) not in results and empty is not None and _renders_failure(node.value, caught):
+                emptied.append(
+                    Mutation(node.value, empty, "the caught tool error is reported as an empty result")
+                )
         for content in results[id(node)].contents if id(node) in results else ():
             if _renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
                 empty = empty_like(content) or cst.SimpleString('""')
-                reports.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
-    return flags or reports
+                emptied.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
+    return emptied
+
+
+def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
+    """One sound mutation per style: flip the error flag if the handler sets one, else empty the report."""
+    if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
+        return []  # the failure travels on as an exception; whoever catches it reports it
+    return _flag_flips(ctx, handler) or _emptied_reports(ctx, handler, results)
+
+
+def _flagged_results(ctx: SourceContext) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, str]]:
+    """(flag value, its success value, description) of every tool result's error flag."""
+    for result in tool_results(ctx):
+        for flag in result.error_flags:
+            yield flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
+        for status in result.fields.all("status"):  # langchain's ToolMessage(status="error")
+            if string_value(status) == "error":
+                yield status, cst.SimpleString('"success"'), f"{result.label} status error -> success"
 
 
 class SwallowToolError(Operator):
@@ -127,7 +151,8 @@ class SwallowToolError(Operator):
                 "        out = tools[block.name](**block.input)\n"
                 '        return {"type": "tool_result", "tool_use_id": block.id, "content": str(out)}\n'
                 "    except Exception as e:\n"
-                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", "is_error": True}\n'
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", '
+                '"is_error": True}\n'
             ),
             after=(
                 "def run(block, tools):\n"
@@ -135,7 +160,8 @@ class SwallowToolError(Operator):
                 "        out = tools[block.name](**block.input)\n"
                 '        return {"type": "tool_result", "tool_use_id": block.id, "content": str(out)}\n'
                 "    except Exception as e:\n"
-                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", "is_error": False}\n'
+                '        return {"type": "tool_result", "tool_use_id": block.id, "content": f"Error: {e}", '
+                '"is_error": False}\n'
             ),
             note="Anthropic is_error flag in a tool_result dict",
         ),
@@ -145,7 +171,8 @@ class SwallowToolError(Operator):
                 "async def call_tools(message, functions, messages):\n"
                 "    for tc in message.tool_calls:\n"
                 "        try:\n"
-                "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
+                "            content = await "
+                "functions[tc.function.name](**json.loads(tc.function.arguments))\n"
                 "        except Exception as exc:\n"
                 '            content = f"Error: {type(exc).__name__}: {exc}"\n'
                 '        messages.append({"role": "tool", "tool_call_id": tc.id, "content": str(content)})\n'
@@ -155,7 +182,8 @@ class SwallowToolError(Operator):
                 "async def call_tools(message, functions, messages):\n"
                 "    for tc in message.tool_calls:\n"
                 "        try:\n"
-                "            content = await functions[tc.function.name](**json.loads(tc.function.arguments))\n"
+                "            content = await "
+                "functions[tc.function.name](**json.loads(tc.function.arguments))\n"
                 "        except Exception as exc:\n"
                 '            content = ""\n'
                 '        messages.append({"role": "tool", "tool_call_id": tc.id, "content": str(content)})\n'
@@ -169,7 +197,8 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        text = await registry.dispatch(name, arguments)\n"
                 "    except Exception as err:\n"
-                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], isError=True)\n'
+                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], '
+                "isError=True)\n"
                 '    return CallToolResult(content=[TextContent(type="text", text=text)])\n'
             ),
             after=(
@@ -178,7 +207,8 @@ class SwallowToolError(Operator):
                 "    try:\n"
                 "        text = await registry.dispatch(name, arguments)\n"
                 "    except Exception as err:\n"
-                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], isError=False)\n'
+                '        return CallToolResult(content=[TextContent(type="text", text=str(err))], '
+                "isError=False)\n"
                 '    return CallToolResult(content=[TextContent(type="text", text=text)])\n'
             ),
             note="MCP server isError flag",
@@ -261,22 +291,15 @@ class SwallowToolError(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        results = {id(result.node): result for result in tool_results(ctx)}
-        flagged = set()
-        for result in results.values():
-            for flag in result.error_flags:
-                flagged.add(id(ctx.enclosing_function(result.node)))
-                yield Mutation(
-                    flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
-                )
-            for status in result.fields.all("status"):  # langchain's ToolMessage(status="error")
-                if string_value(status) == "error":
-                    flagged.add(id(ctx.enclosing_function(result.node)))
-                    yield Mutation(status, cst.SimpleString('"success"'), f"{result.label} status error -> success")
+        flagged = set()  # functions whose results carry an error flag: that flag is the mutation
+        for flag, success, description in _flagged_results(ctx):
+            flagged.add(id(ctx.enclosing_function(flag)))
+            yield Mutation(flag, success, description)
         for assign in _flag_assignments(ctx):
             flagged.add(id(ctx.enclosing_function(assign)))
             yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")
-        for handler in ctx.findall(m.ExceptHandler()):
+        results = {id(result.node): result for result in tool_results(ctx)}
+        for handler in agent_code(ctx, m.ExceptHandler()):
             guarded = ctx.parent(handler)
             if isinstance(guarded, cst.Try) and invokes_tool(ctx, guarded.body):
                 if id(ctx.enclosing_function(handler)) not in flagged:

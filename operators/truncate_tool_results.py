@@ -5,13 +5,14 @@ mangles tool output makes the model answer from a fragment -- and a test that on
 tool result was sent" or "the final answer came back" never notices. Only a test that compares
 the tool result the fake model server received with what the tool produced kills this.
 
-Recognised: the ``content``/``output`` of every tool result construct (see ``_tools``): Anthropic
-``tool_result`` blocks and ``ToolResultBlockParam``, OpenAI ``role: "tool"``/``"function"``
-messages, Responses ``function_call_output`` items, MCP ``CallToolResult`` and same-shaped
-dataclasses, pydantic models and TypedDicts. Text content is sliced; list-of-blocks content
-(literal, comprehension or a local list) has the ``text`` of its text blocks sliced instead.
-Constants (``"ok"``) are left alone: slicing them changes nothing a test could see.
-"""
+Recognised: the ``content``/``output`` of every tool result construct (see ``_tools``: Anthropic
+``tool_result`` blocks and ``ToolResultBlockParam``, OpenAI ``role: "tool"`` messages, Responses
+``function_call_output`` items, MCP ``CallToolResult``, langchain ``ToolMessage``, same-shaped
+dataclasses, pydantic models and TypedDicts), including content assigned into the dict later
+(``response["content"] = str(out)``). Text is sliced where it is given; list-of-blocks content
+-- a literal, a comprehension, a local list (annotated ``list[...]``, or built with ``append``)
+-- has the ``text`` of its text blocks sliced instead. Constants (``"ok"``, ``PLACEHOLDER``) and
+calls that return data (``model_dump()``) are left alone: slicing them cuts no tool's text."""
 
 from __future__ import annotations
 
@@ -23,14 +24,32 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import final_name, first_chars, is_literal, leaf_name, local_values, text_values, tool_results, walk
+from operators._tools import (
+    final_name,
+    first_chars,
+    is_literal,
+    leaf_name,
+    local_values,
+    text_values,
+    tool_results,
+    walk,
+)
 
-_CONTAINERS = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp, cst.Set, cst.SetComp, cst.GeneratorExp)
+_CONTAINERS = (
+    cst.List,
+    cst.ListComp,
+    cst.Tuple,
+    cst.Dict,
+    cst.DictComp,
+    cst.Set,
+    cst.SetComp,
+    cst.GeneratorExp,
+)
 
 
 #: Calls that return Python data (dicts, lists), which slicing would not cut as text.
 _STRUCTURED = frozenset(
-    {"model_dump", "dict", "to_dict", "asdict", "dump_python", "list", "tuple", "items", "values", "keys", "copy"}
+    ("model_dump dict to_dict asdict dump_python list tuple items values keys copy").split()
 )
 
 
@@ -41,7 +60,9 @@ def _appended(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
     found: list[cst.BaseExpression] = []
     for node in walk(scope):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
-            if node.func.attr.value in ("append", "extend", "insert") and m.matches(node.func.value, m.Name(name.value)):
+            if node.func.attr.value in ("append", "extend", "insert") and m.matches(
+                node.func.value, m.Name(name.value)
+            ):
                 found.append(node.args[-1].value)
         elif isinstance(node, cst.AugAssign) and m.matches(node.target, m.Name(name.value)):
             found.append(node.value)
@@ -56,10 +77,14 @@ def _declared_as_blocks(ctx: SourceContext, name: cst.Name) -> bool:
         return False
     annotations = [p.annotation for p in scope.params.params if p.name.value == name.value and p.annotation]
     annotations += [
-        n.annotation for n in walk(scope.body) if isinstance(n, cst.AnnAssign) and m.matches(n.target, m.Name(name.value))
+        n.annotation
+        for n in walk(scope.body)
+        if isinstance(n, cst.AnnAssign) and m.matches(n.target, m.Name(name.value))
     ]
     texts = [ctx.code(a.annotation) for a in annotations]
-    return any(re.search(r"\b(list|List|Sequence|Iterable)\b", t) and not re.search(r"\bstr\b", t) for t in texts)
+    return any(
+        re.search(r"\b(list|List|Sequence|Iterable)\b", t) and not re.search(r"\bstr\b", t) for t in texts
+    )
 
 
 def _text_targets(
@@ -102,27 +127,27 @@ class TruncateToolResults(Operator):
                 "def run_tools(response, tools):\n"
                 "    results = []\n"
                 "    for block in response.content:\n"
-                "        if block.type == \"tool_use\":\n"
+                '        if block.type == "tool_use":\n'
                 "            output = tools[block.name](**block.input)\n"
                 "            results.append({\n"
-                "                \"type\": \"tool_result\",\n"
-                "                \"tool_use_id\": block.id,\n"
-                "                \"content\": [{\"type\": \"text\", \"text\": str(output)}],\n"
+                '                "type": "tool_result",\n'
+                '                "tool_use_id": block.id,\n'
+                '                "content": [{"type": "text", "text": str(output)}],\n'
                 "            })\n"
-                "    return {\"role\": \"user\", \"content\": results}\n"
+                '    return {"role": "user", "content": results}\n'
             ),
             after=(
                 "def run_tools(response, tools):\n"
                 "    results = []\n"
                 "    for block in response.content:\n"
-                "        if block.type == \"tool_use\":\n"
+                '        if block.type == "tool_use":\n'
                 "            output = tools[block.name](**block.input)\n"
                 "            results.append({\n"
-                "                \"type\": \"tool_result\",\n"
-                "                \"tool_use_id\": block.id,\n"
-                "                \"content\": [{\"type\": \"text\", \"text\": str(output)[:10]}],\n"
+                '                "type": "tool_result",\n'
+                '                "tool_use_id": block.id,\n'
+                '                "content": [{"type": "text", "text": str(output)[:10]}],\n'
                 "            })\n"
-                "    return {\"role\": \"user\", \"content\": results}\n"
+                '    return {"role": "user", "content": results}\n'
             ),
             note="Anthropic tool_result dict with list-of-blocks content: the text is cut",
         ),
@@ -133,7 +158,8 @@ class TruncateToolResults(Operator):
                 "    replies = []\n"
                 "    for call in message.tool_calls:\n"
                 "        result = await registry[call.function.name](**json.loads(call.function.arguments))\n"
-                "        replies.append({\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": json.dumps(result)})\n"
+                '        replies.append({"role": "tool", "tool_call_id": call.id, "content": '
+                "json.dumps(result)})\n"
                 "    return replies\n"
             ),
             after=(
@@ -142,26 +168,29 @@ class TruncateToolResults(Operator):
                 "    replies = []\n"
                 "    for call in message.tool_calls:\n"
                 "        result = await registry[call.function.name](**json.loads(call.function.arguments))\n"
-                "        replies.append({\"role\": \"tool\", \"tool_call_id\": call.id, \"content\": json.dumps(result)[:10]})\n"
+                '        replies.append({"role": "tool", "tool_call_id": call.id, "content": '
+                "json.dumps(result)[:10]})\n"
                 "    return replies\n"
             ),
-            note="OpenAI Chat Completions role:\"tool\" message, async tool runner",
+            note='OpenAI Chat Completions role:"tool" message, async tool runner',
         ),
         Example(
             before=(
                 "def tool_outputs(response, run):\n"
                 "    return [\n"
-                "        {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": run(item.name, item.arguments)}\n"
+                '        {"type": "function_call_output", "call_id": item.call_id, "output": run(item.name, '
+                "item.arguments)}\n"
                 "        for item in response.output\n"
-                "        if item.type == \"function_call\"\n"
+                '        if item.type == "function_call"\n'
                 "    ]\n"
             ),
             after=(
                 "def tool_outputs(response, run):\n"
                 "    return [\n"
-                "        {\"type\": \"function_call_output\", \"call_id\": item.call_id, \"output\": run(item.name, item.arguments)[:10]}\n"
+                '        {"type": "function_call_output", "call_id": item.call_id, "output": run(item.name, '
+                "item.arguments)[:10]}\n"
                 "        for item in response.output\n"
-                "        if item.type == \"function_call\"\n"
+                '        if item.type == "function_call"\n'
                 "    ]\n"
             ),
             note="Responses API function_call_output item in a comprehension",
@@ -195,29 +224,32 @@ class TruncateToolResults(Operator):
             before=(
                 "from anthropic.types import ToolResultBlockParam\n\n"
                 "def to_param(block, out: str) -> ToolResultBlockParam:\n"
-                "    return ToolResultBlockParam(type=\"tool_result\", tool_use_id=block.id, content=out)\n"
+                '    return ToolResultBlockParam(type="tool_result", tool_use_id=block.id, content=out)\n'
             ),
             after=(
                 "from anthropic.types import ToolResultBlockParam\n\n"
                 "def to_param(block, out: str) -> ToolResultBlockParam:\n"
-                "    return ToolResultBlockParam(type=\"tool_result\", tool_use_id=block.id, content=out[:10])\n"
+                '    return ToolResultBlockParam(type="tool_result", tool_use_id=block.id, '
+                "content=out[:10])\n"
             ),
             note="the anthropic SDK's TypedDict constructor",
         ),
         Example(
             before=(
                 "def turn(history, prompt, reply):\n"
-                "    history.append({\"role\": \"user\", \"content\": prompt})\n"
-                "    history.append({\"role\": \"assistant\", \"content\": reply.text, \"tool_calls\": reply.calls})\n"
-                "    history.append({\"type\": \"tool_use\", \"id\": reply.id, \"name\": reply.name, \"input\": reply.input})\n"
+                '    history.append({"role": "user", "content": prompt})\n'
+                '    history.append({"role": "assistant", "content": reply.text, "tool_calls": '
+                "reply.calls})\n"
+                '    history.append({"type": "tool_use", "id": reply.id, "name": reply.name, "input": '
+                "reply.input})\n"
             ),
             note="user/assistant messages and a tool_use block carry content, but no tool result",
         ),
         Example(
             before=(
                 "def record(journal, call, output, is_error):\n"
-                "    journal.record(\"tool\", tool_use_id=call.id, content=output, is_error=is_error)\n"
-                "    return {\"type\": \"tool_result\", \"tool_use_id\": call.id, \"content\": \"done\"}\n"
+                '    journal.record("tool", tool_use_id=call.id, content=output, is_error=is_error)\n'
+                '    return {"type": "tool_result", "tool_use_id": call.id, "content": "done"}\n'
             ),
             note="a journal call that mentions the fields, and a tool result whose content is a constant",
         ),
@@ -225,5 +257,8 @@ class TruncateToolResults(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for result in tool_results(ctx):
-            for target in (t for content in result.contents for t in _text_targets(ctx, content, result.dialect != "mcp")):
-                yield Mutation(target, first_chars(target), f"{result.label} content cut to its first 10 characters")
+            may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
+            for content in result.contents:
+                for target in _text_targets(ctx, content, may_be_text):
+                    description = f"{result.label} content cut to its first 10 characters"
+                    yield Mutation(target, first_chars(target), description)

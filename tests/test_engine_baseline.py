@@ -33,7 +33,7 @@ ADD = HandMutant("calc/core.py", "return a + b", "return a * b")
 
 
 def engine_error(root: Path, specs: list[HandMutant] | None = None, **options: object) -> MutagentError:
-    config = EngineConfig(root=root, workers=1, **options)  # type: ignore[arg-type]
+    config = EngineConfig(root=root, workers=1, timeout_constant=4.0, **options)  # type: ignore[arg-type]
     with pytest.raises(MutagentError) as caught:
         Engine(config, Console(file=io.StringIO()), HandMutants(specs or [ADD])).run()
     return caught.value
@@ -151,7 +151,7 @@ def test_exclude_flaky_leaves_the_flaky_test_out(tmp_path: Path) -> None:
     )
     output = io.StringIO()
     specs = [ADD, HandMutant("calc/core.py", "return a - b", "return a + b")]
-    config = EngineConfig(root=root, workers=1, exclude_flaky=True)
+    config = EngineConfig(root=root, workers=1, exclude_flaky=True, timeout_constant=4.0)
     Engine(config, Console(file=output), HandMutants(specs)).run()
     data = load_run_data(root)
     statuses = {m.original: data.result_of(m).status for m in data.mutants}
@@ -181,3 +181,12 @@ def test_an_installed_copy_shadowing_the_target_is_refused(tmp_path: Path) -> No
     assert error.exit_code == exitcodes.USAGE_ERROR
     message = str(error)
     assert "calc" in message and str(shadow) in message and "isolated copy" in message
+
+
+def test_test_arguments_pytest_rejects_are_a_usage_error(tmp_path: Path) -> None:
+    root = write_target(
+        tmp_path / "args", {**PACKAGE, "tests/test_calc.py": "def test_a():\n    assert True\n"}
+    )
+    error = engine_error(root, tests=["tests/", "--no-such-pytest-option"])
+    assert error.exit_code == exitcodes.USAGE_ERROR
+    assert "pytest rejected the test selection" in str(error) and "--no-such-pytest-option" in str(error)

@@ -105,6 +105,8 @@ def test_a_ci_run_prints_plain_lines_and_the_gate_fails_on_survivors(tmp_path: P
             "run",
             "--workers",
             "1",
+            "--timeout-constant",
+            "4",
             "--max-survived",
             "0",
             str(root),

@@ -65,7 +65,8 @@ SLOW_MUTANTS = [
 
 
 def engine_run(root: Path, specs: list[HandMutant]) -> RunStats:
-    return Engine(EngineConfig(root=root, workers=1), Console(file=io.StringIO()), HandMutants(specs)).run()
+    config = EngineConfig(root=root, workers=1, timeout_constant=4.0)
+    return Engine(config, Console(file=io.StringIO()), HandMutants(specs)).run()
 
 
 def finished_count(root: Path) -> int:
@@ -83,7 +84,8 @@ def start_cli(root: Path, specs: list[HandMutant]) -> subprocess.Popen[str]:
     spec_file = root.parent / "mutants.json"
     spec_file.write_text(HandMutants(specs).to_json())
     return subprocess.Popen(
-        [sys.executable, "-m", "mutagent.engine.testing", str(spec_file), "run", "--workers", "1", str(root)],
+        [sys.executable, "-m", "mutagent.engine.testing", str(spec_file), "run", "--workers", "1"]
+        + ["--timeout-constant", "4", str(root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -96,10 +98,8 @@ def interrupt_mid_run(root: Path, sig: signal.Signals) -> tuple[int, int, list[p
     workspaces_before = set(Path(tempfile.gettempdir()).glob("mutagent-run-*"))
     process = start_cli(root, SLOW_MUTANTS)
     descendants: list[psutil.Process] = []
-    deadline = time.monotonic() + 120
-    while finished_count(root) < 1:
+    while finished_count(root) < 1:  # bounded by the test's pytest-timeout mark, not by a clock here
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "no mutant finished in time"
         descendants = psutil.Process(process.pid).children(recursive=True) or descendants
         time.sleep(0.05)
     descendants = psutil.Process(process.pid).children(recursive=True) + descendants
@@ -114,6 +114,7 @@ def assert_all_gone(processes: list[psutil.Process]) -> None:
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], alive
 
 
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
 def test_an_interrupted_run_resumes_without_rerunning_finished_mutants(
     tmp_path: Path, sig: signal.Signals

@@ -103,7 +103,7 @@ DISCONNECT = """
         ("import anthropic", "anthropic.APIConnectionError", "anthropic.APIConnectionError"),
         ("from anthropic import APITimeoutError as Slow", "(ValueError, Slow)", "anthropic.APITimeoutError"),
         ("import socket", "socket.timeout", "socket.timeout"),
-        ("", "ConnectionResetError", "builtins.ConnectionResetError"),
+        ("import anthropic", "ConnectionResetError", "builtins.ConnectionResetError"),
     ],
 )
 def test_disconnect_aliases(imports: str, caught: str, raised: str) -> None:
@@ -150,6 +150,21 @@ def test_disconnect_module_tuple_and_async() -> None:
 def test_disconnect_ignores_other_errors(caught: str) -> None:
     source = DISCONNECT.format(imports="import json", caught=caught)
     assert mutants("drop-disconnect-handling", source) == []
+
+
+def test_disconnect_builtins_count_only_in_model_code() -> None:
+    """``ConnectionResetError`` is as often a pipe's as the model connection's: without any sign
+    that the code talks to a model (an SDK import, an endpoint, a stream read) it is left alone."""
+    plain = DISCONNECT.format(imports="", caught="(ConnectionResetError, BrokenPipeError)")
+    assert mutants("drop-disconnect-handling", plain) == []
+    streaming = """
+        def lines(response):
+            try:
+                yield from response.iter_lines()
+            except ConnectionResetError:
+                yield None
+    """
+    assert len(mutants("drop-disconnect-handling", streaming)) == 1
 
 
 def test_disconnect_ignores_a_tools_timeout() -> None:
@@ -226,6 +241,26 @@ def test_stop_check_positive_flag_then_raise() -> None:
     assert "if True:" in variant
 
 
+def test_stop_check_any_over_events_and_typed_sdk_events() -> None:
+    source = """
+        from anthropic.types import RawMessageStopEvent
+
+        def check(events):
+            if not any(e["type"] == "message_stop" for e in events):
+                raise EOFError("truncated")
+
+        async def consume(stream):
+            finished = False
+            async for event in stream:
+                if isinstance(event, RawMessageStopEvent):
+                    finished = True
+            assert finished, "stream closed early"
+    """
+    descriptions = [mu.description for mu in mutants("skip-stop-marker-check", source)]
+    assert len(descriptions) == 2, descriptions
+    assert any("assertion" in d for d in descriptions)
+
+
 def test_stop_check_ignores_unrelated_guards() -> None:
     source = """
         def setup(api_key, items):
@@ -285,6 +320,17 @@ def test_empty_response_openai_dicts_and_pydantic() -> None:
     assert any('if False:\n        raise RuntimeError("no choices")' in v for v in variants)
 
 
+def test_empty_response_none_content_without_tool_calls() -> None:
+    source = """
+        def reply(message):
+            if message.content is None and not message.tool_calls:
+                raise RuntimeError("empty reply")
+            return message
+    """
+    (variant,) = mutated("accept-empty-response", source)
+    assert "if False:" in variant
+
+
 def test_empty_response_ignores_input_validation() -> None:
     source = """
         def send(client, prompt, messages, content):
@@ -339,7 +385,7 @@ def test_idle_timeout_wait_for_mutant_waits_forever() -> None:
         asyncio.get_running_loop().call_later(0.1, queue.put_nowait, "late event")
         try:
             return await module["next_event"](queue)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet the builtin TimeoutError on Python 3.10
             return "timed out"
 
     assert asyncio.run(scenario(load(source))) == "timed out"
@@ -425,8 +471,8 @@ def test_response_close_with_statement_mutant_leaks() -> None:
 
 def test_response_close_async_with_and_finally() -> None:
     source = """
-        async def read(session, url):
-            async with session.post(url, json={}) as resp:
+        async def read(session, body):
+            async with session.post("https://api.anthropic.com/v1/messages", json=body) as resp:
                 return resp
 
         async def drain(http, request):
@@ -442,7 +488,7 @@ def test_response_close_async_with_and_finally() -> None:
     session = SimpleNamespace(post=lambda url, json: _Stream(log))
     for variant in variants:
         if "nullcontext" in variant:
-            asyncio.run(load(variant)["read"](session, "u"))
+            asyncio.run(load(variant)["read"](session, {}))
     assert log == []
 
 
@@ -568,6 +614,21 @@ def test_length_stop_enum_and_validity_sets() -> None:
     """
     (variant,) = mutated("ignore-length-stop", source)
     assert "if False:" in variant
+
+
+def test_length_stop_match_alternative_leaves_the_case() -> None:
+    source = """
+        def route(choice):
+            match choice.finish_reason:
+                case "length" | "content_filter":
+                    raise OverflowError()
+                case "stop":
+                    return choice
+    """
+    (variant,) = mutated("ignore-length-stop", source)
+    assert 'case "content_filter":' in variant
+    finished = SimpleNamespace(finish_reason="length")
+    assert load(variant)["route"](finished) is None  # the cut reply falls through unnoticed
 
 
 # -- accept-truncated-tool-arguments --------------------------------------------------------------

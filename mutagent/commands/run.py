@@ -70,13 +70,29 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-survived",
         metavar="N",
-        type=int,
         help="exit 1 if more than N mutants survive (NoCoverage counts as survived)",
     )
 
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # CI cancellation stops as cleanly as Ctrl-C
+
+
+def _internal_error(root: Path, exc: Exception) -> Exception:
+    """A bug in mutagent itself: one line for the user, the traceback in ``PATH/.mutagent/crash.log``."""
+    import traceback
+
+    from mutagent import exitcodes
+    from mutagent.errors import MutagentError
+
+    where = root / ".mutagent" / "crash.log"
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+        details = f" (traceback in {where})"
+    except OSError:
+        details = ""
+    return MutagentError(f"internal error: {type(exc).__name__}: {exc}{details}", exitcodes.INTERNAL_ERROR)
 
 
 def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
@@ -87,12 +103,17 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     from mutagent.engine.config import build_config
     from mutagent.engine.runner import run_engine
     from mutagent.engine.summary import summarize
+    from mutagent.errors import MutagentError
     from mutagent.store import load_run_data
 
     config = build_config(Path(args.path), vars(args))
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         stats = run_engine(config, console, mutant_source)
+    except (MutagentError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise _internal_error(config.root, exc) from exc
     finally:
         signal.signal(signal.SIGTERM, previous)
     run_data = load_run_data(config.root)
@@ -105,6 +126,8 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         )
         if stats.median_overhead is not None:
             parts.append(f"median harness overhead {stats.median_overhead * 1000:.0f} ms per mutant")
+    if stats.worker_restarts:
+        parts.append(f"{stats.worker_restarts} worker restarts")
     if stats.reused:
         parts.append(f"{stats.reused} results reused from the store")
     if stats.baseline_cached:

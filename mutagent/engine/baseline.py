@@ -78,9 +78,16 @@ def _meaningful_lines(text: str) -> list[str]:
 
 
 def _error_line(text: str) -> str:
+    """The most telling line of pytest's output: argparse's ``error:`` line, then pytest's
+    ``ERROR:`` lines (except the usage banner), then any line naming an exception."""
     lines = _meaningful_lines(text)
-    for marker in ("ERROR:", "Error", "error:"):
-        hits = [line for line in lines if marker in line]
+    tests = (
+        lambda line: " error: " in line or line.startswith("error: "),
+        lambda line: line.startswith("ERROR:") and not line.startswith("ERROR: usage:"),
+        lambda line: "Error" in line,
+    )
+    for test in tests:
+        hits = [line for line in lines if test(line)]
         if hits:
             return hits[-1]
     return lines[-1] if lines else "no output"

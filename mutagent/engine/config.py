@@ -100,12 +100,16 @@ def _bool(key: str, value: Any) -> bool:
 
 
 def _count(key: str, value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UsageError(f"{key} must be a whole number of at least 0, not {value!r}")
     return value
 
 
 def _percent(key: str, value: Any) -> float:
+    if isinstance(value, str):
+        value = value.strip().rstrip("%")
     score = _number(0.0, strict=False)(key, value)
     if score > 100:
         raise UsageError(f"{key} must be a percentage between 0 and 100, not {value!r}")

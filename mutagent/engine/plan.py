@@ -9,7 +9,7 @@ extracts the code objects a warm worker will swap in.
 from __future__ import annotations
 
 import marshal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -33,7 +33,6 @@ class Plan:
     reason: str | None = None
     error: str | None = None
     timeout: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Planner:

@@ -7,7 +7,6 @@ executes the target's code runs in the isolated workspace copy.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import statistics
@@ -24,10 +23,12 @@ from mutagent import exitcodes
 from mutagent.console import warning
 from mutagent.engine import sandbox
 from mutagent.engine.baseline import Baseline, run_baseline
+from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
 from mutagent.engine.discover import Target, discover
 from mutagent.engine.fingerprint import baseline_key
 from mutagent.engine.imports import ImportGraph
+from mutagent.engine.invocation import common_pytest_args, is_path_argument
 from mutagent.engine.mutants import MutantSource, OperatorMutants
 from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.pool import Job, Pool
@@ -51,33 +52,12 @@ class RunStats:
     fresh_imports: int = 0
     overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
     wall: float = 0.0
-    mutant_phase: float = 0.0
     worker_startup: float = 0.0
+    worker_restarts: int = 0
 
     @property
     def median_overhead(self) -> float | None:
         return statistics.median(self.overheads) if self.overheads else None
-
-
-def _is_path_argument(argument: str, copy_root: Path) -> bool:
-    if argument.startswith("-"):
-        return False
-    return "::" in argument or (copy_root / argument.split("::", 1)[0]).exists()
-
-
-def _has_pytest_config(root: Path) -> bool:
-    """Whether pytest would find its own configuration file in ``root`` (else we pass an empty one
-    so pytest does not pick up a stray ini file from the temporary directory's parents)."""
-    if (root / "pytest.ini").is_file() or (root / ".pytest.ini").is_file():
-        return True
-    checks = {"pyproject.toml": ("[tool.pytest",), "tox.ini": ("[pytest]",), "setup.cfg": ("[tool:pytest]",)}
-    for name, markers in checks.items():
-        path = root / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if any(marker in text for marker in markers):
-                return True
-    return False
 
 
 class Engine:
@@ -239,28 +219,7 @@ class Engine:
         return self.workspace.copy_of(self.root)
 
     def _common_args(self) -> list[str]:
-        workspace = self._ensure_workspace()
-        args = [
-            "--rootdir",
-            str(self.copy_root),
-            "--confcutdir",
-            str(self.copy_root),
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            # a killing test's traceback is formatted in every mutant child; pytest's long style
-            # (source context, reprs through SDK frames) costs ~100 ms per failing test
-            "--tb=native",
-        ]
-        if not _has_pytest_config(self.copy_root):
-            ini = workspace.aux / "pytest.ini"
-            ini.write_text("[pytest]\n", encoding="utf-8")
-            args += ["-c", str(ini)]
-        if importlib.util.find_spec("xdist") is not None:
-            args += ["-n", "0"]  # one process per worker; mutagent parallelises itself
-        if importlib.util.find_spec("pytest_randomly") is not None:
-            args += ["-p", "no:randomly"]  # the control run must see the baseline's order
-        return args
+        return common_pytest_args(self.copy_root, self._ensure_workspace().aux)
 
     def _module_map(self) -> dict[str, str]:
         modules = {}
@@ -273,7 +232,8 @@ class Engine:
     def _fresh_baseline(self) -> Baseline:
         self._ensure_workspace()
         self.console.print(
-            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]"
+            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
+            soft_wrap=True,
         )
         baseline = run_baseline(
             copy_root=self.copy_root,
@@ -283,6 +243,11 @@ class Engine:
             sources={str(self.copy_root / rel): rel for rel in self.target.sources},
             modules=self._module_map(),
         )
+        if not baseline.coverage:
+            warning(
+                "the baseline recorded no per-test coverage of any source file: every mutant will be "
+                "NoCoverage (do the tests import the target? is another tracer, e.g. a debugger, active?)"
+            )
         self._control_run(baseline)
         return baseline
 
@@ -295,7 +260,7 @@ class Engine:
                 "aux": str(workspace.aux),
                 "root": str(self.copy_root),
                 "fallback_args": [
-                    a for a in (self.config.tests or []) if not _is_path_argument(a, self.copy_root)
+                    a for a in (self.config.tests or []) if not is_path_argument(a, self.copy_root)
                 ]
                 + self._common_args(),
             }
@@ -387,7 +352,6 @@ class Engine:
         )
 
     def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
-        started = time.monotonic()
         pool = self._ensure_pool(len(pending))
         startup = pool.worker_startup() or self.stats.worker_startup or 2.0
         fallback_allowance = 2 * startup + 1.0
@@ -409,7 +373,7 @@ class Engine:
 
         with RunProgress(self.console, len(jobs)) as progress:
             pool.run(jobs, on_result, progress.tick)
-        self.stats.mutant_phase = time.monotonic() - started
+        self.stats.worker_restarts = pool.restarts
 
     def _account(self, result: dict[str, Any]) -> None:
         self.stats.ran += 1
@@ -420,53 +384,6 @@ class Engine:
             if result.get("status") == "done":
                 test_time = sum(float(t.get("duration", 0.0)) for t in result.get("tests", []))
                 self.stats.overheads.append(max(0.0, float(result.get("elapsed", 0.0)) - test_time))
-
-
-def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
-    """Turn a worker's report into a result. Only a test that pytest reported as failed is a kill;
-    a child that died, a harness exception or a lost worker is a RuntimeError."""
-    tests = result.get("tests", [])
-    killers = [t for t in tests if t["outcome"] == "failed"]
-    status_name = result["status"]
-    mutant_result = MutantResult(
-        mutant_id=plan.mutant.id,
-        status=Status.RUNTIME_ERROR,
-        killed_by=[t["nodeid"] for t in killers],
-        covered_by=list(plan.covering),
-        tests_run=[t["nodeid"] for t in tests],
-        duration=float(result.get("elapsed", 0.0)),
-    )
-    if status_name == "done":
-        if killers:
-            mutant_result.status = Status.KILLED
-            first = killers[0]
-            mutant_result.status_reason = f"{first['nodeid']}: {first.get('message') or 'failed'}"
-        else:
-            mutant_result.status = Status.SURVIVED
-            mutant_result.status_reason = f"{len(tests)} covering tests passed"
-    elif status_name == "timeout":
-        mutant_result.status = Status.TIMEOUT
-        running = result.get("running")
-        if running and running not in mutant_result.tests_run:
-            mutant_result.tests_run.append(running)
-        mutant_result.status_reason = f"timed out after {plan.timeout:.1f}s" + (
-            f" while running {running}" if running else ""
-        )
-    else:
-        running = result.get("running")
-        mutant_result.error = str(result.get("detail") or status_name)
-        mutant_result.status_reason = (
-            "the test process crashed"
-            if status_name == "crash"
-            else "the worker process died"
-            if status_name == "worker_died"
-            else "harness error"
-        ) + (f" while running {running}" if running else "")
-    if result.get("mode") == "fallback" and result.get("fallback_reason"):
-        mutant_result.status_reason = (
-            f"{mutant_result.status_reason} [fresh import: {result['fallback_reason']}]"
-        )
-    return mutant_result
 
 
 def run_engine(config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> RunStats:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,5 +119,4 @@ def test_environment(
     env = dict(base_env)
     env["PYTHONPATH"] = os.pathsep.join(entries)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["MUTAGENT_PYTHON"] = sys.executable
     return env

@@ -108,7 +108,7 @@ class _Patcher:
 
     def patch(self, mutation: Mutation) -> tuple[TextPatch, str]:
         """The patch, and the replacement's text as it reads in the file (for display and ids;
-        rendered alone when the node needs its parent to render exactly)."""
+        read off its rebuilt parent's rendering when it cannot be rendered alone)."""
         ctx, source = self.ctx, self.ctx.source
         node = mutation.node
         top = ctx.top_level_statement(node)
@@ -248,13 +248,19 @@ def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -
     directives = directives_by_line(source)
     mutants: list[Mutant] = []
     seen: Counter[tuple] = Counter()
-    for operator in operators:
-        produced: set[tuple[int, str]] = set()
+    # The same mutated file is one mutant, whichever operators reach it (an except clause in a
+    # retry loop is both a disconnect handler and a retry classification): the agent family
+    # is asked first, so the more specific concern names it.
+    produced: set[str] = set()
+    for operator in sorted(operators, key=lambda op: op.family != "agent"):
         for mutation in operator.find(ctx):
             patch, replacement = patcher.patch(mutation)
-            if patch.text == source[patch.start : patch.end] or (id(mutation.node), patch.text) in produced:
-                continue  # a no-op, or the same mutated file this operator already produced here
-            produced.add((id(mutation.node), patch.text))
+            if patch.text == source[patch.start : patch.end]:
+                continue  # a no-op
+            fingerprint = hashlib.sha1(patch.apply(source).encode()).hexdigest()
+            if fingerprint in produced:
+                continue
+            produced.add(fingerprint)
             original = patcher.original_text(mutation.node)
             scope = ctx.scope_of(mutation.node)
             key = (scope, operator.name, _normalise(original), _normalise(replacement))

@@ -2,7 +2,6 @@ import asyncio
 import time
 
 import pytest
-
 from calc.core import (
     backoff_delay,
     chunk,

@@ -1,0 +1,86 @@
+"""Writing ``bench/RESULTS.md``: the machine, the headline figures against their targets, then
+every section's figures, tables and notes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from common import Section
+
+TARGETS_DOC = (
+    "Targets: ≥ 3× mutmut end to end (aim 5×); ≥ 20× the naive approach; full kill matrix ≤ 1.5× `--fast`; "
+    "efficiency ≥ 0.8 at 2 workers; a no-change re-run < 10 % of a full run; peak memory < 500 MB."
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _verdict(passed: bool | None) -> str:
+    return {True: "met", False: "**missed**", None: ""}[passed]
+
+
+def render(sections: list[Section], machine: dict[str, str], args: argparse.Namespace, elapsed: float) -> str:
+    command = (
+        "python bench/run.py" + (" --quick" if args.quick else "") + f" --repeat {args.repeat} "
+        f"--workers {args.workers}" + (f" --only {args.only}" if args.only else "")
+    )
+    out = [
+        "# mutagent benchmark results",
+        "",
+        f"Written by `{command}` in {elapsed / 60:.1f} min. Each figure is the median of its runs "
+        "(range shown when there are several). Timings are wall-clock on a shared machine: compare "
+        "ratios measured in the same run, not absolute seconds across runs.",
+        "",
+        "## Machine",
+        "",
+        *_table(["", ""], [[key, value] for key, value in machine.items()]),
+        "",
+        "## Headline",
+        "",
+        TARGETS_DOC,
+        "",
+    ]
+    headline = [
+        [s.title.split(",")[0], f.name, f.shown(), f.spread(), f.target, _verdict(f.passed)]
+        for s in sections
+        for f in s.figures
+        if f.target
+    ]
+    out += (
+        _table(["benchmark", "figure", "median", "range", "target", "verdict"], headline)
+        if headline
+        else ["(no figure with a target was measured)"]
+    )
+    missing = [s for s in sections if s.error]
+    if missing:
+        out += ["", "Not measured: " + "; ".join(f"{s.key} ({s.error.splitlines()[0]})" for s in missing)]
+    for section in sections:
+        out += ["", f"## {section.title}", ""]
+        if section.error:
+            out += ["Not measured:", "", "```", section.error, "```"]
+            continue
+        if section.figures:
+            out += _table(
+                ["figure", "median", "range", "target", ""],
+                [[f.name, f.shown(), f.spread(), f.target, _verdict(f.passed)] for f in section.figures],
+            )
+        for title, header, rows in section.tables:
+            out += ["", f"{title}:", "", *_table(header, rows)]
+        if section.notes:
+            out += [""] + [f"- {note}" for note in section.notes]
+    return "\n".join(out) + "\n"
+
+
+def write_results(
+    path: Path, sections: list[Section], machine: dict[str, str], args: argparse.Namespace, elapsed: float
+) -> None:
+    path.write_text(render(sections, machine, args, elapsed), encoding="utf-8")
