@@ -269,22 +269,29 @@ class IgnoreIdempotencyKey(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        yield from self._non_canonical_keys(ctx)
+        yield from self._lookups_skipped(ctx)
+        yield from self._dropped_keys(ctx)
+
+    @staticmethod
+    def _non_canonical_keys(ctx: SourceContext) -> Iterator[Mutation]:
         sort_keys = m.Arg(keyword=m.Name("sort_keys"), value=m.Name("True"))
         for call in agent_code(ctx, m.Call(args=[m.ZeroOrMore(), sort_keys, m.ZeroOrMore()])):
             if ctx.qualified_names(call) & _DUMPS and _derives_key(ctx, call):
                 dropped = next(a for a in call.args if m.matches(a, sort_keys))
                 yield Mutation(call, without(call, dropped), "canonical JSON for the key loses sort_keys")
+
+    @staticmethod
+    def _lookups_skipped(ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
             store = _cache_of(ctx, operand)
-            if store is not None and (
-                in_tool_context(ctx, operand) or "idempotency" in node_words(ctx, operand)
-            ):
+            if store is None:
+                continue
+            if in_tool_context(ctx, operand) or "idempotency" in node_words(ctx, operand):
                 executes = _always_execute(ctx, operand, store)
                 if executes is not None:
-                    yield Mutation(
-                        operand, executes, f"lookup `{ctx.code(operand)}` never finds an earlier run"
-                    )
-        yield from self._dropped_keys(ctx)
+                    description = f"lookup `{ctx.code(operand)}` never finds an earlier run"
+                    yield Mutation(operand, executes, description)
 
     @staticmethod
     def _dropped_keys(ctx: SourceContext) -> Iterator[Mutation]:

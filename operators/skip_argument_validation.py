@@ -334,6 +334,18 @@ class SkipArgumentValidation(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        yield from self._bypassed_guards(ctx)
+        for statement in agent_code(ctx, m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
+            call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
+            if is_validation_call(ctx, call):
+                yield Mutation(statement, cst.Pass(), f"argument validation `{ctx.code(call)}` removed")
+        for call in agent_code(ctx, m.Call()):
+            replacement = _unvalidated(ctx, call) or self._constructed(ctx, call) or self._raw(ctx, call)
+            if replacement is not None:
+                yield Mutation(call, replacement, f"`{ctx.code(call)}` no longer validates the arguments")
+
+    @staticmethod
+    def _bypassed_guards(ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
             check = _argument_check(ctx, operand)
             if check is None:
@@ -345,16 +357,22 @@ class SkipArgumentValidation(Operator):
                 skipped = bypass(ctx, operand, strict=True)
             if skipped is not None and passing in (None, skipped.value == "True"):
                 yield Mutation(operand, skipped, f"argument check `{ctx.code(operand)}` never refuses")
-        for statement in agent_code(ctx, m.Expr(value=m.Call() | m.Await(expression=m.Call()))):
-            call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
-            if is_validation_call(ctx, call):
-                yield Mutation(statement, cst.Pass(), f"argument validation `{ctx.code(call)}` removed")
-        for call in agent_code(ctx, m.Call()):
-            replacement = _unvalidated(ctx, call) or self._constructed(ctx, call)
-            if replacement is None and is_validation_call(ctx, call) and self._used_as_arguments(ctx, call):
-                replacement = _raw_arguments(ctx, call)
-            if replacement is not None:
-                yield Mutation(call, replacement, f"`{ctx.code(call)}` no longer validates the arguments")
+
+    @staticmethod
+    def _raw(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
+        """``args = validate_args(spec, args)`` -> ``args = args``: the validated value replaces the
+        raw one and is not itself tested (that case is a guard)."""
+        parent = ctx.parent(call)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return None
+        target = parent.targets[0].target
+        if not (isinstance(target, cst.Name) and is_argument_name(target.value)):
+            return None
+        if not is_validation_call(ctx, call):
+            return None
+        if any(n.value == target.value for leaf in guard_operands(ctx) for n in names_in(leaf)):
+            return None
+        return _raw_arguments(ctx, call)
 
     @staticmethod
     def _constructed(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
@@ -365,16 +383,3 @@ class SkipArgumentValidation(Operator):
         if not (from_arguments(ctx, stars[0].value) and _is_pydantic_model(ctx, call.func.value)):
             return None
         return cst.Call(func=cst.Attribute(call.func, cst.Name("model_construct")), args=call.args)
-
-    @staticmethod
-    def _used_as_arguments(ctx: SourceContext, call: cst.Call) -> bool:
-        """``args = validate_args(spec, args)``: the validated value replaces the raw one, and
-        is not itself tested (that case is a guard)."""
-        parent = ctx.parent(call)
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
-            return False
-        target = parent.targets[0].target
-        if not isinstance(target, cst.Name) or is_literal(call):
-            return False
-        tested = any(n.value == target.value for leaf in guard_operands(ctx) for n in names_in(leaf))
-        return not tested and is_argument_name(target.value)
