@@ -1,17 +1,34 @@
-"""``mutagent run [PATH]``: mutate the target, run its own suite against every mutant, store results."""
+"""``mutagent run [PATH]``: mutate the target, run its own suite against every mutant, store results.
+
+The end of a run is the reports library's :func:`~mutagent.reports.finish_run` (terminal report,
+``--json``/``--html``/``--junit`` files, the gate), exactly what ``mutagent report`` does on a
+stored run. ``--since`` and ``--shard`` narrow the mutant list through the engine's
+``mutant_filter`` hook, after generation and before anything is planned or run.
+"""
 
 from __future__ import annotations
 
 import argparse
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mutagent.commands._reportargs import add_output_arguments
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mutagent.engine.config import EngineConfig
+    from mutagent.engine.runner import RunStats
+    from mutagent.model import Mutant
 
 HELP = "Run the target's test suite against every mutant of its agent code (results go to PATH/.mutagent/)."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """The engine's options, the shared report outputs, ``--since``/``--shard`` and the gate."""
     parser.add_argument(
         "path",
         nargs="?",
@@ -65,6 +82,20 @@ def register(parser: argparse.ArgumentParser) -> None:
         "(repeatable; *KEY*, *TOKEN*, *SECRET*, *PASSWORD* are dropped by default)",
     )
     parser.add_argument(
+        "--since",
+        metavar="REV",
+        help="mutate only lines added or modified since git revision REV (committed or not) and "
+        "untracked files, e.g. origin/main on a pull request",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (e.g. 2/4; a deterministic split by mutant id, for CI matrix "
+        "jobs); no gate is applied: merge the shards' --json reports and gate the merged one",
+    )
+    add_output_arguments(parser)
+    # Validated by mutagent.engine.config (one-line errors naming the flag, shared with [tool.mutagent]).
+    parser.add_argument(
         "--fail-under", metavar="SCORE", help="exit 1 if the mutation score is below SCORE percent"
     )
     parser.add_argument(
@@ -95,29 +126,46 @@ def _internal_error(root: Path, exc: Exception) -> Exception:
     return MutagentError(f"internal error: {type(exc).__name__}: {exc}{details}", exitcodes.INTERNAL_ERROR)
 
 
-def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
-    """Run the engine, print the summary, apply the gate. ``mutant_source`` replaces the operator
-    library (tests inject hand-written mutants through it)."""
-    from mutagent import exitcodes
-    from mutagent.console import console
-    from mutagent.engine.config import build_config
-    from mutagent.engine.runner import run_engine
-    from mutagent.engine.summary import summarize
-    from mutagent.errors import MutagentError
-    from mutagent.store import load_run_data
+def mutant_filter(
+    root: Path, since: str | None, shard: str | None, console: Console
+) -> Callable[[list[Mutant]], list[Mutant]] | None:
+    """The engine's ``mutant_filter`` for ``--since`` then ``--shard`` (``None`` when neither is given).
 
-    config = build_config(Path(args.path), vars(args))
-    previous = signal.signal(signal.SIGTERM, _sigterm)
-    try:
-        stats = run_engine(config, console, mutant_source)
-    except (MutagentError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        raise _internal_error(config.root, exc) from exc
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    run_data = load_run_data(config.root)
-    summarize(run_data, console)
+    Both options are checked here, before the engine starts, so a bad revision, a tree outside
+    git or a malformed shard is one line and exit 2 before any test runs.
+    """
+    from rich.markup import escape
+
+    from mutagent.reports import changed_lines, filter_changed, parse_shard, select_shard
+
+    changed = changed_lines(root, since) if since is not None else None
+    index_count = parse_shard(shard) if shard is not None else None
+    if changed is None and index_count is None:
+        return None
+
+    def narrow(mutants: list[Mutant]) -> list[Mutant]:
+        kept = mutants
+        if changed is not None:
+            kept = filter_changed(kept, changed)
+            console.print(
+                f"[dim]--since {escape(str(since))}: {len(kept)} of {len(mutants)} mutants touch "
+                "changed lines[/]",
+                soft_wrap=True,
+            )
+        if index_count is not None:
+            before = len(kept)
+            kept = select_shard(kept, *index_count)
+            console.print(
+                f"[dim]--shard {index_count[0]}/{index_count[1]}: {len(kept)} of {before} mutants[/]",
+                soft_wrap=True,
+            )
+        return kept
+
+    return narrow
+
+
+def _stats_line(stats: RunStats) -> str:
+    """One line about the run itself (timing, workers, reuse), not about the suite's quality."""
     parts = [f"{stats.mutants} mutants in {stats.wall:.1f}s"]
     if stats.ran:
         parts.append(
@@ -132,11 +180,57 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         parts.append(f"{stats.reused} results reused from the store")
     if stats.baseline_cached:
         parts.append("baseline cached")
-    console.print("[dim]" + "; ".join(parts) + "[/]", soft_wrap=True)
-    if config.fail_under is None and config.max_survived is None:
-        return exitcodes.OK
-    from mutagent.reports.gate import evaluate_gate, render_gate
+    return "; ".join(parts)
 
-    gate = evaluate_gate(run_data, config.fail_under, config.max_survived)
-    render_gate(gate, console)
-    return exitcodes.OK if gate.passed else exitcodes.GATE_FAILED
+
+def _gate(config: EngineConfig, shard: str | None, console: Console) -> tuple[float | None, int | None]:
+    """The thresholds to apply: the configured ones, or none for a shard (its score is not the run's)."""
+    if shard is None:
+        return config.fail_under, config.max_survived
+    if config.fail_under is not None or config.max_survived is not None:
+        console.print(
+            "[dim]gate not applied to a --shard run: merge the shards' --json reports with "
+            "`mutagent merge` and gate the result with `mutagent report --from`[/]",
+            soft_wrap=True,
+        )
+    return None, None
+
+
+def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
+    """Run the engine, then print/write the reports and apply the gate through ``finish_run``.
+
+    ``mutant_source`` replaces the operator library (tests inject hand-written mutants through it).
+    """
+    from mutagent.console import console
+    from mutagent.engine.config import build_config
+    from mutagent.engine.runner import run_engine
+    from mutagent.errors import MutagentError
+    from mutagent.reports import finish_run
+    from mutagent.store import load_run_data
+
+    config = build_config(Path(args.path), vars(args))
+    since: str | None = getattr(args, "since", None)
+    shard: str | None = getattr(args, "shard", None)
+    narrow = mutant_filter(config.root, since, shard, console)
+    fail_under, max_survived = _gate(config, shard, console)
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        stats = run_engine(config, console, mutant_source, mutant_filter=narrow)
+    except (MutagentError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise _internal_error(config.root, exc) from exc
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    run_data = load_run_data(config.root)
+    console.print("[dim]" + _stats_line(stats) + "[/]", soft_wrap=True)
+    return finish_run(
+        run_data,
+        console,
+        json=getattr(args, "json", None),
+        html=getattr(args, "html", None),
+        junit=getattr(args, "junit", None),
+        fail_under=fail_under,
+        max_survived=max_survived,
+        group_by=getattr(args, "group_by", "operator"),
+    )

@@ -131,8 +131,9 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "max-survived": ("max_survived", _count),
 }
 
-# Keys other commands read from the same table; ``run`` accepts them without using them.
-FOREIGN_KEYS: set[str] = {"json", "html", "junit", "report", "reports", "since", "shard"}
+# Per-invocation options that have no place in a shared table (each CI job or PR sets its own):
+# naming one in [tool.mutagent] is an error pointing at the flag, never a silently ignored key.
+CLI_ONLY_KEYS: frozenset[str] = frozenset({"since", "shard", "json", "html", "junit", "group-by"})
 
 
 def read_pyproject(root: Path) -> dict[str, Any]:
@@ -155,8 +156,11 @@ def build_config(root: Path, cli: Mapping[str, Any]) -> EngineConfig:
     config = EngineConfig(root=root)
     for raw_key, value in read_pyproject(root).items():
         key = raw_key.replace("_", "-")
-        if key in FOREIGN_KEYS:
-            continue
+        if key in CLI_ONLY_KEYS:
+            raise UsageError(
+                f"{raw_key!r} in [tool.mutagent] of {root / 'pyproject.toml'} is not a setting: "
+                f"pass --{key} on the command line"
+            )
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
             raise UsageError(

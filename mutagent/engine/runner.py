@@ -12,6 +12,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,15 +61,24 @@ class RunStats:
         return statistics.median(self.overheads) if self.overheads else None
 
 
+# Narrows the generated mutant list (``--since``, ``--shard``): gets every mutant, returns those to run.
+MutantFilter = Callable[[list[Mutant]], list[Mutant]]
+
+
 class Engine:
     """One ``mutagent run`` over one target."""
 
     def __init__(
-        self, config: EngineConfig, console: Console, mutant_source: MutantSource | None = None
+        self,
+        config: EngineConfig,
+        console: Console,
+        mutant_source: MutantSource | None = None,
+        mutant_filter: MutantFilter | None = None,
     ) -> None:
         self.config = config
         self.console = console
         self.mutant_source = mutant_source
+        self.mutant_filter = mutant_filter
         self.root = config.root.resolve()
         self.stats = RunStats()
         self.workspace: sandbox.Workspace | None = None
@@ -120,6 +130,8 @@ class Engine:
     def _run_locked(self, store: Store, source: MutantSource) -> None:
         self._read_files()
         mutants = self._generate(store, source)
+        if self.mutant_filter is not None:
+            mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
         key = baseline_key(
             self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env
@@ -386,5 +398,11 @@ class Engine:
                 self.stats.overheads.append(max(0.0, float(result.get("elapsed", 0.0)) - test_time))
 
 
-def run_engine(config: EngineConfig, console: Console, mutant_source: MutantSource | None = None) -> RunStats:
-    return Engine(config, console, mutant_source).run()
+def run_engine(
+    config: EngineConfig,
+    console: Console,
+    mutant_source: MutantSource | None = None,
+    mutant_filter: MutantFilter | None = None,
+) -> RunStats:
+    """Run one target; ``mutant_filter`` narrows the generated mutants before anything is planned."""
+    return Engine(config, console, mutant_source, mutant_filter).run()

@@ -99,9 +99,17 @@ def test_malformed_json_gives_up_after_bounded_retries(fake_model, make_agent):
 
 @pytest.mark.parametrize(
     ("error_type", "retried"),
-    [("overloaded_error", True), ("api_error", True), ("invalid_request_error", False)],
+    [
+        ("overloaded_error", True),
+        ("api_error", True),
+        ("rate_limit_error", True),
+        ("timeout_error", True),
+        ("invalid_request_error", False),
+    ],
 )
 def test_an_error_event_mid_stream(fake_model, make_agent, error_type, retried):
+    """The HTTP status was already 200, so the error event's type alone decides: the transient
+    ones (overloaded, api, rate limit, timeout) are retried with the same body, a bad request is not."""
     h = make_agent()
     fake_model.script(
         b.error_event(after=2, error_type=error_type), *([b.ok(text="Recovered")] if retried else [])

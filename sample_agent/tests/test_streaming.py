@@ -107,12 +107,16 @@ def test_a_reply_cut_at_max_tokens_is_not_an_answer(fake_model, make_agent):
     assert not [m for m in h.journal.of_kind("message") if m["role"] == "assistant"]
 
 
-def test_truncated_tool_arguments_fail_the_turn(fake_model, make_agent):
-    """The tool block closes after half of its JSON arguments: the turn is retried, the tool does
-    not run with ``{}``."""
+@pytest.mark.parametrize(
+    "partial_json", ['{"q": "x', "[1, 2]", '"x"'], ids=["truncated", "json-array", "json-string"]
+)
+def test_tool_arguments_that_are_not_a_json_object_fail_the_turn(fake_model, make_agent, partial_json):
+    """The tool block closes after half of its JSON arguments, or with complete JSON that is not an
+    object: the turn is retried with the same body, the tool runs once, on the retry's arguments
+    (never with ``{}`` nor with a list or a string)."""
     calls: list[dict[str, Any]] = []
     h = make_agent(extra_tools=[lookup_tool({"x": "X result"}, calls)])
-    truncated = raw_stream(
+    bad = raw_stream(
         [
             {
                 "type": "message_start",
@@ -134,7 +138,7 @@ def test_truncated_tool_arguments_fail_the_turn(fake_model, make_agent):
             {
                 "type": "content_block_delta",
                 "index": 0,
-                "delta": {"type": "input_json_delta", "partial_json": '{"q": "x'},
+                "delta": {"type": "input_json_delta", "partial_json": partial_json},
             },
             {"type": "content_block_stop", "index": 0},
             {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 4}},
@@ -142,7 +146,7 @@ def test_truncated_tool_arguments_fail_the_turn(fake_model, make_agent):
         ]
     )
     fake_model.script(
-        truncated, b.ok(text=None, tool_calls=[ToolCall("toolu_1", "lookup", {"q": "x"})]), b.ok(text="done")
+        bad, b.ok(text=None, tool_calls=[ToolCall("toolu_1", "lookup", {"q": "x"})]), b.ok(text="done")
     )
 
     assert h.agent.run("look up x") == "done"
