@@ -30,6 +30,11 @@ class Baseline:
     coverage: dict[str, dict[int, list[str]]]  # relative file -> line -> covering node ids
     imported: list[str] = field(default_factory=list)  # source files executed at all (imports included)
     control: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> harness outcome
+    # relative file -> lines run outside any test (imports, collection); None: not recorded (an
+    # older cached baseline), which makes every module-level mutant use the broad test selection
+    import_lines: dict[str, list[int]] | None = None
+    preload: list[str] = field(default_factory=list)  # modules the zygote imports (outside the copy)
+    zygote_control: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> zygote outcome
 
     @property
     def passing(self) -> list[str]:
@@ -55,6 +60,9 @@ class Baseline:
             "coverage": coverage,
             "control": self.control,
             "imported": self.imported,
+            "import_lines": self.import_lines,
+            "preload": self.preload,
+            "zygote_control": self.zygote_control,
         }
 
     @classmethod
@@ -68,6 +76,9 @@ class Baseline:
             coverage=coverage,
             control=data.get("control", {}),
             imported=data.get("imported", []),
+            import_lines=data.get("import_lines"),
+            preload=data.get("preload", []),
+            zygote_control=data.get("zygote_control", {}),
         )
 
 
@@ -185,6 +196,8 @@ def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> B
         order=result["collected"],
         coverage={f: {int(k): v for k, v in lines.items()} for f, lines in result["coverage"].items()},
         imported=result.get("imported", []),
+        import_lines=result.get("import_lines"),
+        preload=result.get("preload", []),
     )
     if not baseline.passing:
         raise UsageError("no test of the target passes (all skipped?): nothing can kill a mutant")

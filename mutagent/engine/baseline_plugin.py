@@ -6,6 +6,11 @@ and the SDK's threads count too. Each test gets its own dynamic context
 (``cov.switch_context(nodeid)``), the way pytest-cov's ``--cov-context=test`` does it; what runs
 between tests (collection, imports) stays in the empty context and selects nothing.
 
+It also records what the fresh-import zygote needs: the lines each source file ran outside any
+test (import time: a module-level constant read there flows into other import-time state) and
+the modules the session imported from outside the target copy (the heavy third-party
+dependencies the zygote imports once, so that a fresh-import mutant does not pay for them).
+
 Configuration arrives as a JSON file named by ``MUTAGENT_BASELINE``; the result is written to the
 ``out`` path in it when the session ends.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import coverage
@@ -21,7 +27,7 @@ import pytest
 
 from mutagent.engine import netblock
 from mutagent.engine.protocol import die_with_parent
-from mutagent.engine.pytest_support import add_report, shadow_check, short_message
+from mutagent.engine.pytest_support import add_report, external_modules, shadow_check, short_message
 
 with open(os.environ["MUTAGENT_BASELINE"], encoding="utf-8") as _handle:
     _config: dict[str, Any] = json.load(_handle)
@@ -58,10 +64,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _shadowed.extend(shadow_check(_config["modules"]))
 
 
-def _coverage_by_line() -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+def _coverage_by_line() -> tuple[dict[str, dict[str, list[str]]], list[str], dict[str, list[int]]]:
+    """Per-test coverage by line, the source files executed at all, and the lines each file ran
+    outside any test (the empty context: imports and collection)."""
     data = _cov.get_data()
     lines: dict[str, dict[str, list[str]]] = {}
     imported: list[str] = []
+    outside_tests: dict[str, list[int]] = {}
     real_sources = {os.path.realpath(path): rel for path, rel in _sources.items()}
     for measured in data.measured_files():
         relative = real_sources.get(os.path.realpath(measured))
@@ -73,12 +82,14 @@ def _coverage_by_line() -> tuple[dict[str, dict[str, list[str]]], list[str]]:
             tests = {context for context in contexts if context}
             if tests:
                 per_line[str(line)] = sorted(tests | set(per_line.get(str(line), ())))
-    return lines, sorted(imported)
+            if "" in contexts:
+                outside_tests.setdefault(relative, []).append(line)
+    return lines, sorted(imported), {f: sorted(set(ls)) for f, ls in outside_tests.items()}
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _cov.stop()
-    coverage_by_line, imported = _coverage_by_line()
+    coverage_by_line, imported, outside_tests = _coverage_by_line()
     result = {
         "exitstatus": int(exitstatus),
         "tests": _tests,
@@ -87,6 +98,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "shadowed": _shadowed,
         "coverage": coverage_by_line,
         "imported": imported,
+        "import_lines": outside_tests,
+        "preload": external_modules(sys.modules, str(session.config.rootpath)),
     }
     with open(_config["out"], "w", encoding="utf-8") as handle:
         json.dump(result, handle)

@@ -38,6 +38,9 @@ class EngineConfig:
     pass_env: list[str] = field(default_factory=list)
     fail_under: float | None = None
     max_survived: int | None = None
+    # fork fresh-import runs from a warm zygote (off: a new ``python -m pytest`` per such mutant,
+    # the slow reference path; results are the same, the control run checks it)
+    zygote: bool = True
 
 
 def _string_list(key: str, value: Any) -> list[str]:
@@ -129,6 +132,7 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "pass-env": ("pass_env", _string_list),
     "fail-under": ("fail_under", _percent),
     "max-survived": ("max_survived", _count),
+    "zygote": ("zygote", _bool),
 }
 
 # Per-invocation options that have no place in a shared table (each CI job or PR sets its own):

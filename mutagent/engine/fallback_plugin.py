@@ -7,6 +7,11 @@ to disk. It records whether the mutated module really was imported, and each tes
 
 A collection error in a selected test module means the mutant broke the import of the tests
 (the baseline proved they import cleanly unmutated), so those selected tests count as failed.
+
+Each test's start and record are also appended to the ``progress`` file as they happen, so that
+after a timeout or a crash the worker knows exactly which tests ran (and which one was running).
+With ``control`` set there is no mutated module: the run only checks that the selected tests pass
+unmutated in this kind of process (the zygote's control run).
 """
 
 from __future__ import annotations
@@ -33,6 +38,14 @@ netblock.install()
 _state: dict[str, Any] = {"loaded": False, "harness_error": None}
 _tests: dict[str, dict[str, Any]] = {}
 _collect_errors: list[dict[str, str]] = []
+_progress = open(_spec["progress"], "a", encoding="utf-8") if _spec.get("progress") else None
+
+
+def _note(event: dict[str, Any]) -> None:
+    """One line of the progress file, flushed at once: the process may die right after it."""
+    if _progress is not None:
+        _progress.write(json.dumps(event) + "\n")
+        _progress.flush()
 
 
 class _MutantLoader(importlib.abc.Loader):
@@ -80,13 +93,25 @@ class _MutantFinder(importlib.abc.MetaPathFinder):
         )
 
 
-if _spec["module"] in sys.modules:
+if _spec.get("control"):
+    _state["loaded"] = True  # nothing to load: the unmutated tests run as they are
+elif _spec["module"] in sys.modules:
     _state["harness_error"] = f"{_spec['module']} was imported before mutagent's import hook was installed"
-sys.meta_path.insert(0, _MutantFinder())
+else:
+    sys.meta_path.insert(0, _MutantFinder())
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _note({"start": nodeid})
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     add_report(_tests, report)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    if nodeid in _tests:
+        _note({"test": _tests[nodeid]})
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

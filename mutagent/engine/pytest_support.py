@@ -64,3 +64,36 @@ def shadow_check(modules: dict[str, str]) -> list[dict[str, str]]:
         if origin is not None and os.path.realpath(origin) != os.path.realpath(expected):
             found.append({"module": name, "expected": expected, "actual": origin})
     return found
+
+
+# mutagent's own plugins: importing one has effects (coverage starts, a worker config is read)
+OWN_PLUGINS = (
+    "mutagent.engine.baseline_plugin",
+    "mutagent.engine.worker_plugin",
+    "mutagent.engine.fallback_plugin",
+)
+
+
+def _module_paths(module: Any) -> list[str]:
+    paths = [getattr(module, "__file__", None) or ""]
+    paths.extend(str(p) for p in (getattr(module, "__path__", None) or []))
+    return [p for p in paths if p]
+
+
+def external_modules(modules: dict[str, Any], root: str) -> list[str]:
+    """Names of the imported modules that live outside ``root`` (the target copy), in import order.
+
+    These are what a zygote may import before any mutant: the third-party dependencies, the
+    standard library and pytest's plugins. Everything under ``root`` (the target, its tests and
+    conftests) must instead be imported fresh by each mutant's run, and so must mutagent's own
+    plugins (their import has effects).
+    """
+    real_root = os.path.realpath(root) + os.sep
+    names = []
+    for name, module in list(modules.items()):
+        if module is None or name in ("__main__", "__mp_main__") or name in OWN_PLUGINS:
+            continue
+        if any(os.path.realpath(path).startswith(real_root) for path in _module_paths(module)):
+            continue
+        names.append(name)
+    return names

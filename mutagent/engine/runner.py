@@ -22,7 +22,7 @@ from rich.console import Console
 
 from mutagent import exitcodes
 from mutagent.console import warning
-from mutagent.engine import sandbox
+from mutagent.engine import sandbox, zygote_control
 from mutagent.engine.baseline import Baseline, run_baseline
 from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
@@ -50,7 +50,10 @@ class RunStats:
     baseline_cached: bool = False
     workers: int = 0
     swapped: int = 0
-    fresh_imports: int = 0
+    fresh_imports: int = 0  # mutants applied by a fresh import (zygote child or new process)
+    zygote_imports: int = 0  # of those, forked from a zygote
+    zygote_boots: int = 0
+    fallback_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
     overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
     wall: float = 0.0
     worker_startup: float = 0.0
@@ -86,6 +89,9 @@ class Engine:
         self.target: Target
         self.files: dict[str, str] = {}
         self.env: dict[str, str] = {}
+        self.baseline: Baseline | None = None
+        self.baseline_key = ""
+        self._zygote_warnings: set[str] = set()
 
     # --- entry ---------------------------------------------------------------------------
     def run(self) -> RunStats:
@@ -136,9 +142,11 @@ class Engine:
         key = baseline_key(
             self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env
         )
+        self.baseline_key = key
         cached = store.load_baseline(key)
         if cached is not None:
             baseline = Baseline.from_json(cached)
+            self.baseline = baseline
             self.stats.baseline_cached = True
         else:
             baseline = self._fresh_baseline()
@@ -255,6 +263,7 @@ class Engine:
             sources={str(self.copy_root / rel): rel for rel in self.target.sources},
             modules=self._module_map(),
         )
+        self.baseline = baseline
         if not baseline.coverage:
             warning(
                 "the baseline recorded no per-test coverage of any source file: every mutant will be "
@@ -275,6 +284,7 @@ class Engine:
                     a for a in (self.config.tests or []) if not is_path_argument(a, self.copy_root)
                 ]
                 + self._common_args(),
+                "zygote": self._zygote_config(workspace),
             }
             config_path = workspace.aux / "worker.json"
             config_path.write_text(json.dumps(config), encoding="utf-8")
@@ -293,6 +303,16 @@ class Engine:
             self.pool.start()
             self.stats.workers = size
         return self.pool
+
+    def _zygote_config(self, workspace: sandbox.Workspace) -> str | None:
+        """The zygote's configuration file (``None``: every fresh import starts a new process)."""
+        if not self.config.zygote or self.baseline is None or not self.baseline.preload:
+            return None
+        path = workspace.aux / "zygote.json"
+        path.write_text(
+            json.dumps({"preload": self.baseline.preload, "root": str(self.copy_root)}), encoding="utf-8"
+        )
+        return str(path)
 
     def _control_run(self, baseline: Baseline) -> None:
         """Every passing test once, alone, in the forking harness, unmutated."""
@@ -375,6 +395,8 @@ class Engine:
             jobs.append(Job(plan.mutant.id, payload, watchdog=watchdog + fallback_allowance, data=plan))
         # longest first: the slowest mutants start early and do not leave one worker finishing alone
         jobs.sort(key=lambda job: -job.watchdog)
+        fresh_imports = [job for job in jobs if job.payload["swap"] is None]
+        self._zygote_control(store, pool, fresh_imports, fallback_allowance)
 
         def on_result(job: Job, result: dict[str, Any]) -> None:
             plan: Plan = job.data
@@ -387,10 +409,47 @@ class Engine:
             pool.run(jobs, on_result, progress.tick)
         self.stats.worker_restarts = pool.restarts
 
+    def _zygote_control(self, store: Store, pool: Pool, jobs: list[Job], allowance: float) -> None:
+        """Check (once per test, stored with the baseline) that the tests judging fresh-import
+        mutants pass unmutated in a zygote child, then pick each such job's launcher."""
+        baseline = self.baseline
+        enabled = self.config.zygote and baseline is not None and bool(baseline.preload)
+        if not jobs or baseline is None or not enabled:
+            zygote_control.assign_launchers(jobs, set(), zygote=False)
+            return
+        unchecked = zygote_control.tests_to_check(baseline, jobs)
+        if unchecked:
+            durations = sum(baseline.duration(t) for t in unchecked)
+            timeout = durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
+            results: list[dict[str, Any]] = []
+            control = zygote_control.control_job(unchecked, timeout, allowance)
+            pool.run([control], lambda _, result: results.append(result))
+            problem = zygote_control.record(baseline, unchecked, results[0])
+            if problem:
+                warning(f"fresh imports run as new processes (slower): zygote control run failed: {problem}")
+                zygote_control.assign_launchers(jobs, set(), zygote=False)
+                return
+            store.save_baseline(self.baseline_key, baseline.to_json())
+        bad = zygote_control.untrusted(baseline)
+        if zygote_control.assign_launchers(jobs, bad, zygote=True):
+            shown = ", ".join(sorted(bad)[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+            warning(
+                f"{len(bad)} tests do not pass unmutated in the fresh-import zygote ({shown}); "
+                "the mutants they judge run in new processes instead"
+            )
+
     def _account(self, result: dict[str, Any]) -> None:
         self.stats.ran += 1
         if result.get("mode") == "fallback":
             self.stats.fresh_imports += 1
+            boot = float(result.get("zygote_boot") or 0.0)
+            self.stats.zygote_boots += 1 if boot else 0
+            self.stats.fallback_costs.append(max(0.0, float(result.get("elapsed", 0.0)) - boot))
+            if result.get("launcher") == "zygote":
+                self.stats.zygote_imports += 1
+            elif result.get("zygote_problem") and result["zygote_problem"] not in self._zygote_warnings:
+                self._zygote_warnings.add(result["zygote_problem"])
+                warning(f"fresh imports run as new processes (slower): {result['zygote_problem']}")
         elif result.get("mode") == "swap":
             self.stats.swapped += 1
             if result.get("status") == "done":

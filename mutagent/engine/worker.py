@@ -2,8 +2,9 @@
 
 Per job it either forks a child that swaps code objects and runs the selected collected items
 (fast: no interpreter start, no imports, no collection), or, for mutants only a fresh import can
-apply (module level, class bodies, functions not loaded at collection, closure mismatch), runs a
-fresh ``python -m pytest`` with an import hook that loads the mutated module from memory.
+apply (module level, class bodies, functions not loaded at collection, closure mismatch), hands
+the job to ``fallback.FallbackRunner``: a fresh pytest run, forked from the worker's zygote, with
+an import hook that loads the mutated module from memory.
 
 The worker enforces each job's timeout itself (SIGKILL to the child's process group) and watches
 its own pipe from the engine: if the engine dies, the worker kills its child and exits.
@@ -12,42 +13,20 @@ its own pipe from the engine: if the engine dies, the worker kills its child and
 from __future__ import annotations
 
 import gc
-import json
 import marshal
 import os
 import select
 import shutil
 import signal
-import subprocess
-import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 from mutagent.engine import child as child_mod
+from mutagent.engine.fallback import FallbackRunner
 from mutagent.engine.protocol import recv, send
-
-
-def _describe_exit(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = str(number)
-        return f"killed by signal {name}"
-    if os.WIFEXITED(status):
-        return f"exited with code {os.WEXITSTATUS(status)}"
-    return f"ended with status {status}"
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+from mutagent.engine.zygote_client import ParentWatch, describe_exit, kill_group
 
 
 class Worker:
@@ -65,6 +44,9 @@ class Worker:
         self.startup = time.monotonic() - started
         self.current_group: int | None = None
         self.jobs_done = 0
+        fresh_env = {k: v for k, v in os.environ.items() if not k.startswith("MUTAGENT_WORKER")}
+        watch = ParentWatch(self.in_fd, self._engine_gone)
+        self.fallback = FallbackRunner(config, fresh_env, self.startup, watch)
 
     # --- lifecycle -----------------------------------------------------------------------
     def serve(self) -> None:
@@ -101,6 +83,7 @@ class Worker:
         while True:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
+                self.fallback.stop()
                 return
             result = self.handle(message)
             send(self.out_fd, result)
@@ -108,12 +91,20 @@ class Worker:
 
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
-            _kill_group(self.current_group)
+            kill_group(self.current_group)
+        self.fallback.stop()
         os._exit(128 + signum)
 
     def _parent_gone(self) -> bool:
         """The engine's end of our input pipe closed (it never writes to a busy worker)."""
         return recv(self.in_fd) is None
+
+    def _engine_gone(self) -> None:
+        """The engine died mid-job: stop what runs for it and leave."""
+        if self.current_group:
+            kill_group(self.current_group)
+        self.fallback.stop()
+        os._exit(1)
 
     # --- jobs ----------------------------------------------------------------------------
     def handle(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +123,11 @@ class Worker:
             try:
                 mode, swaps, why = self._choose_mode(job)
                 if mode == "fallback":
-                    result = self._run_fallback(job)
+                    temp_root = self._temp_root()
+                    try:
+                        result = self.fallback.run(job, temp_root)
+                    finally:
+                        shutil.rmtree(temp_root, ignore_errors=True)
                     result["fallback_reason"] = why
                 else:
                     result = self._run_forked(job, swaps)
@@ -209,7 +204,8 @@ class Worker:
                 break
             readable, _, _ = select.select([read_fd, self.in_fd], [], [], remaining)
             if self.in_fd in readable and self._parent_gone():
-                _kill_group(pid)
+                kill_group(pid)
+                self.fallback.stop()
                 os._exit(1)
             if read_fd not in readable:
                 continue
@@ -227,116 +223,8 @@ class Worker:
             elif message[0] == "error":
                 status, detail = "error", message[1]
                 break
-        _kill_group(pid)  # also reaps anything the tests started in the child's group
+        kill_group(pid)  # also reaps anything the tests started in the child's group
         _, wait_status = os.waitpid(pid, 0)
         if status == "crash":
-            detail = f"the mutant's test process {_describe_exit(wait_status)} without reporting"
+            detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
         return {"status": status, "tests": tests, "running": running, "detail": detail}
-
-    # --- fresh-import fallback ------------------------------------------------------------
-    def _run_fallback(self, job: dict[str, Any]) -> dict[str, Any]:
-        fallback = job["fallback"]
-        aux = Path(self.config["aux"])
-        stem = f"fallback-{os.getpid()}-{self.jobs_done}"
-        spec_path, out_path, log_path = (aux / f"{stem}.json", aux / f"{stem}.out.json", aux / f"{stem}.log")
-        spec_path.write_text(json.dumps({**fallback, "out": str(out_path)}), encoding="utf-8")
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *job["tests"],
-            *self.config["fallback_args"],
-            "-p",
-            "mutagent.engine.fallback_plugin",
-        ]
-        if job.get("fast"):
-            command.append("-x")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MUTAGENT_WORKER")}
-        env["MUTAGENT_FALLBACK"] = str(spec_path)
-        temp_root = self._temp_root()
-        env["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
-        timeout = float(job.get("fallback_timeout") or float(job["timeout"]) + 2 * self.startup + 1.0)
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                command,
-                cwd=self.config["root"],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.current_group = process.pid
-        try:
-            status = self._watch_process(process, timeout)
-        finally:
-            self.current_group = None
-        try:
-            if status == "timeout":
-                return {
-                    "status": "timeout",
-                    "tests": [],
-                    "running": None,
-                    "detail": f"fresh-import run gave no result within {timeout:.1f}s",
-                }
-            return self._fallback_result(out_path, log_path, process.returncode, job["tests"])
-        finally:
-            for path in (spec_path, out_path, log_path):
-                path.unlink(missing_ok=True)
-            shutil.rmtree(temp_root, ignore_errors=True)
-
-    def _watch_process(self, process: subprocess.Popen[bytes], timeout: float) -> str:
-        deadline = time.monotonic() + timeout
-        while process.poll() is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                _kill_group(process.pid)
-                process.wait()
-                return "timeout"
-            readable, _, _ = select.select([self.in_fd], [], [], min(remaining, 0.02))
-            if readable and self._parent_gone():
-                _kill_group(process.pid)
-                os._exit(1)
-        _kill_group(process.pid)
-        return "done"
-
-    @staticmethod
-    def _fallback_result(
-        out_path: Path, log_path: Path, returncode: int, selected: list[str]
-    ) -> dict[str, Any]:
-        try:
-            data = json.loads(out_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:] if log_path.exists() else ""
-            return {
-                "status": "crash",
-                "tests": [],
-                "running": None,
-                "detail": f"fresh-import test process exited with code {returncode} without reporting\n"
-                + tail,
-            }
-        if data.get("partial") and data.get("import_error"):
-            # importing the mutated module raised and pytest stopped before running anything
-            # (a conftest imports the target): every selected test fails to even load
-            last = data["import_error"].strip().splitlines()[-1]
-            failed = [
-                {
-                    "nodeid": nodeid,
-                    "outcome": "failed",
-                    "duration": 0.0,
-                    "text": data["import_error"],
-                    "message": f"import: {last}",
-                }
-                for nodeid in selected
-            ]
-            return {"status": "done", "tests": failed, "running": None, "detail": ""}
-        if data.get("harness_error"):
-            return {"status": "error", "tests": [], "running": None, "detail": data["harness_error"]}
-        if not data.get("loaded"):
-            return {
-                "status": "error",
-                "tests": data.get("tests", []),
-                "running": None,
-                "detail": "the selected tests never imported the mutated module",
-            }
-        return {"status": "done", "tests": data.get("tests", []), "running": None, "detail": ""}

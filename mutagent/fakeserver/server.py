@@ -48,7 +48,7 @@ def _inspect(
         return None, error, 400
     try:
         body = json.loads(raw) if raw else None
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: nesting too deep to parse
         return None, f"request body is not valid JSON ({err})", 400
     return body, dialect.validate(body), 400
 

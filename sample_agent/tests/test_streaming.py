@@ -178,14 +178,25 @@ def test_a_stalled_response_is_abandoned_after_the_read_timeout(fake_model, make
 @pytest.mark.timeout(10)
 def test_the_agent_stops_reading_at_message_stop(fake_model, make_agent):
     """The server sends the whole reply, then holds the connection without ending the body. The
-    agent must not wait for the end of the body (it would time out and ask again) and must hang up."""
+    agent must not wait for the end of the body (it would time out and ask again) and must hang up
+    as soon as it stops reading: before the reply enters history, not whenever the stream object
+    happens to be collected."""
     h = make_agent(idle_timeout=0.5)
+    released_when_remembered: list[bool] = []
+    record = h.journal.record
+
+    def spy(kind: str, **fields: Any) -> int:
+        if kind == "message" and fields.get("role") == "assistant":
+            released_when_remembered.append(released(fake_model) and fake_model.client_disconnects == [0])
+        return record(kind, **fields)
+
+    h.journal.record = spy  # type: ignore[method-assign]
     fake_model.script(b.stall(seconds=None, after=all_events(b.ok(text="Hello")), text="Hello"))
 
     assert h.agent.run("hello") == "Hello"
 
     assert fake_model.request_count == 1
-    assert released(fake_model) and fake_model.client_disconnects == [0]
+    assert released_when_remembered == [True]
 
 
 def test_a_refused_reply_is_released_before_the_retry_wait(fake_model, make_agent):

@@ -1,0 +1,188 @@
+"""A worker's fresh-import runs (mutants only a new import applies): through its zygote when it can,
+as a new ``python -m pytest`` process otherwise.
+
+Both launchers run the same pytest arguments with the same ``fallback_plugin`` and leave the same
+files, which ``fallback_result.interpret`` reads, so the honesty rules cannot drift apart.
+
+The zygote is started lazily, on a worker's first fresh-import job (most runs have none). If it
+cannot start (a preload starts threads, imports the target...) or keeps dying, the worker falls
+back to plain subprocesses for the rest of the run: slower, never less honest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mutagent.engine.fallback_result import Exit, RunFiles, interpret, read_progress, timeout_result
+from mutagent.engine.protocol import send
+from mutagent.engine.zygote_client import ParentWatch, ZygoteClient, ZygoteLost, kill_group
+
+ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
+REAP_GRACE = 30.0  # seconds to wait for the zygote to fork, or to reap a killed child
+
+
+class FallbackRunner:
+    """Runs one worker's fresh-import jobs, one at a time."""
+
+    def __init__(
+        self, config: dict[str, Any], env: dict[str, str], startup: float, parent: ParentWatch
+    ) -> None:
+        self.config = config
+        self.aux = Path(config["aux"])
+        self.env = env  # of the fresh processes: the worker's, minus its own variables
+        self.startup = startup
+        self.parent = parent
+        self.zygote: ZygoteClient | None = None
+        self.zygote_problem: str | None = None if config.get("zygote") else "the zygote is disabled"
+        self.zygote_deaths = 0
+        self.zygote_boots = 0
+        self.current_group: int | None = None
+        self.runs = 0
+
+    def stop(self) -> None:
+        """Kill the running fresh-import process (if any) and the zygote."""
+        if self.current_group:
+            kill_group(self.current_group)
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+
+    # --- one job ---------------------------------------------------------------------------
+    def run(self, job: dict[str, Any], temp_root: Path) -> dict[str, Any]:
+        fallback = job["fallback"]
+        self.runs += 1
+        files = RunFiles.at(self.aux, f"fallback-{os.getpid()}-{self.runs}")
+        spec = {**fallback, "out": str(files.out), "progress": str(files.progress)}
+        files.spec.write_text(json.dumps(spec), encoding="utf-8")
+        args = [*job["tests"], *self.config["fallback_args"], "-p", "mutagent.engine.fallback_plugin"]
+        if job.get("fast"):
+            args.append("-x")
+        env = {"MUTAGENT_FALLBACK": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
+        fresh_timeout = float(job.get("fallback_timeout") or float(job["timeout"]) + 2 * self.startup + 1.0)
+        try:
+            booted = 0.0
+            wants_zygote = job.get("launcher", "zygote") == "zygote"
+            if wants_zygote:
+                booted = self._ensure_zygote()
+            if wants_zygote and self.zygote is not None:
+                timeout = min(fresh_timeout, float(job["timeout"]) + self.startup + 1.0)
+                result = self._in_zygote(args, env, files, timeout, job["tests"])
+                result.update(launcher="zygote", zygote_boot=booted)
+            elif fallback.get("control"):
+                result = {"status": "error", "tests": [], "running": None, "detail": self.zygote_problem}
+            else:
+                result = self._in_subprocess(args, env, files, fresh_timeout, job["tests"])
+                result.update(launcher="fresh", zygote_problem=self.zygote_problem if wants_zygote else None)
+            return result
+        finally:
+            files.remove()
+
+    # --- a new python -m pytest process ----------------------------------------------------
+    def _in_subprocess(
+        self, args: list[str], env: dict[str, str], files: RunFiles, timeout: float, selected: list[str]
+    ) -> dict[str, Any]:
+        with open(files.log, "wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pytest", *args],
+                cwd=self.config["root"],
+                env={**self.env, **env},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.current_group = process.pid
+        try:
+            deadline = time.monotonic() + timeout
+            while process.poll() is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    kill_group(process.pid)
+                    process.wait()
+                    return timeout_result(files, timeout)
+                readable, _, _ = select.select([self.parent.fd], [], [], min(remaining, 0.02))
+                self.parent.check(readable)
+        finally:
+            kill_group(process.pid)  # also whatever the tests started in its session
+            self.current_group = None
+        return interpret(files, Exit.from_returncode(process.returncode), selected)
+
+    # --- a child of the zygote -------------------------------------------------------------
+    def _ensure_zygote(self) -> float:
+        """Start the zygote unless it runs or was given up; returns the seconds spent starting it."""
+        if self.zygote is not None or self.zygote_problem:
+            return 0.0
+        started = time.monotonic()
+        self.zygote_boots += 1
+        log = self.aux / f"zygote-{os.getpid()}-{self.zygote_boots}.log"
+        self.zygote = ZygoteClient(Path(self.config["zygote"]), self.config["root"], self.env, log)
+        try:
+            message = self.zygote.receive(started + max(60.0, 3 * self.startup), self.parent)
+        except ZygoteLost as exc:
+            message = {"type": "fatal", "message": f"{exc}: {_tail(log)}"}
+        if message is None or message.get("type") != "ready":
+            why = (message or {}).get("message") or "the zygote did not start in time"
+            self._drop_zygote(f"the zygote could not start: {why}", permanently=True)
+        else:
+            self.zygote.info = message
+        return time.monotonic() - started
+
+    def _drop_zygote(self, why: str, permanently: bool = False) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+        self.zygote_deaths += 1
+        if permanently or self.zygote_deaths >= ZYGOTE_MAX_DEATHS:
+            self.zygote_problem = why
+
+    def _in_zygote(
+        self, args: list[str], env: dict[str, str], files: RunFiles, timeout: float, selected: list[str]
+    ) -> dict[str, Any]:
+        zygote = self.zygote
+        assert zygote is not None
+        pid = 0
+        timed_out = False
+        try:
+            send(zygote.to_zygote, {"type": "fork", "args": args, "env": env, "log": str(files.log)})
+            message = zygote.receive(time.monotonic() + REAP_GRACE, self.parent)
+            if message is None or message.get("type") != "forked":
+                raise ZygoteLost("the zygote did not fork")
+            pid = self.current_group = int(message["pid"])
+            message = zygote.receive(time.monotonic() + timeout, self.parent)
+            if message is None:
+                timed_out = True
+                kill_group(pid)
+                message = zygote.receive(time.monotonic() + REAP_GRACE, self.parent)
+                if message is None:
+                    raise ZygoteLost("the zygote did not reap a killed run")
+            status = int(message["status"])
+        except (ZygoteLost, OSError) as exc:
+            if pid:
+                kill_group(pid)
+            self._drop_zygote(str(exc))
+            done, running = read_progress(files.progress)
+            return {
+                "status": "crash",
+                "tests": done,
+                "running": running,
+                "detail": f"{exc} while it ran this mutant's fresh import\n" + files.log_tail(),
+            }
+        finally:
+            self.current_group = None
+        if timed_out:
+            return timeout_result(files, timeout)
+        return interpret(files, Exit.from_wait_status(status), selected)
+
+
+def _tail(path: Path, limit: int = 1500) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-limit:].strip()
+    except OSError:
+        return ""

@@ -1,0 +1,72 @@
+"""The zygote's control run: are the tests that judge fresh-import mutants green in a zygote child?
+
+A zygote imports the suite's third-party modules *before* the target's conftest runs, where a
+plain ``python -m pytest`` imports them from inside it. A suite whose setup depends on that order
+(a conftest setting an environment variable a library reads at import, say) could fail in a
+zygote child without any mutant, and every such failure would be a false kill. So before the
+first fresh-import mutant of a run, every test those mutants select that was never checked runs
+once, unmutated, in a zygote child. Outcomes are stored with the baseline, so a re-run checks
+only tests it never checked. A mutant judged by any test not green there runs in a new
+``python -m pytest`` process instead, exactly as without the zygote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mutagent.engine.baseline import Baseline
+from mutagent.engine.pool import Job
+
+CONTROL_ID = "zygote-control"
+
+
+def tests_to_check(baseline: Baseline, jobs: list[Job]) -> list[str]:
+    """Tests the fresh-import jobs select that no control run checked yet, in collection order."""
+    needed = {nodeid for job in jobs for nodeid in job.payload["tests"]}
+    return [nodeid for nodeid in baseline.order if nodeid in needed and nodeid not in baseline.zygote_control]
+
+
+def control_job(tests: list[str], timeout: float, allowance: float) -> Job:
+    """One fresh-import job with nothing mutated (``control``) that must run in the zygote."""
+    payload = {
+        "tests": tests,
+        "fast": False,
+        "timeout": timeout,
+        "fallback_timeout": timeout + allowance,
+        "swap": None,
+        "fallback_reason": "zygote control run",
+        "fallback": {"control": True, "module": "", "path": "", "source": ""},
+        "launcher": "zygote",
+    }
+    return Job(CONTROL_ID, payload, watchdog=timeout + 2 * allowance)
+
+
+def record(baseline: Baseline, tests: list[str], result: dict[str, Any]) -> str | None:
+    """Store each checked test's outcome in ``baseline``; returns why the zygote cannot be
+    trusted at all in this run (it did not start, the control run crashed...), else ``None``."""
+    if result.get("status") != "done" or result.get("launcher") != "zygote":
+        lines = str(result.get("detail") or result.get("status")).strip().splitlines()
+        return lines[-1] if lines else str(result.get("status"))
+    reported = {t["nodeid"]: t for t in result.get("tests", [])}
+    for nodeid in tests:
+        record = reported.get(nodeid)
+        baseline.zygote_control[nodeid] = {
+            "outcome": record["outcome"] if record else "not run",
+            "message": (record or {}).get("message", ""),
+        }
+    return None
+
+
+def untrusted(baseline: Baseline) -> set[str]:
+    """Tests whose unmutated outcome in a zygote child was not a pass."""
+    return {n for n, info in baseline.zygote_control.items() if info.get("outcome") != "passed"}
+
+
+def assign_launchers(jobs: list[Job], bad: set[str], zygote: bool) -> int:
+    """Set each fresh-import job's launcher; returns how many must use a new process."""
+    fresh = 0
+    for job in jobs:
+        use_zygote = zygote and not (set(job.payload["tests"]) & bad)
+        job.payload["launcher"] = "zygote" if use_zygote else "fresh"
+        fresh += 0 if use_zygote else 1
+    return fresh
