@@ -41,6 +41,8 @@ class RunInfo:
     mutant_phase: float = float("nan")  # first result start .. last result commit
     ran: int = 0
     reused: int = 0
+    swapped: int = 0  # mutants run by code swap in a forked child
+    fresh_imports: int = 0  # mutants run by a fresh pytest process (import-time code)
     engine_overhead_ms: float | None = None  # "median harness overhead N ms" from the closing line
     modules: dict[str, str] = field(default_factory=dict)  # source file -> dotted module name
     cpu: float = 0.0  # CPU seconds of the whole process tree, when measured
@@ -80,6 +82,7 @@ def _ratio(a: float, b: float) -> float:
 
 
 _CLOSING = re.compile(r"(\d+) run with (\d+) workers")
+_MODES = re.compile(r"(\d+) by code swap, (\d+) by fresh import")
 _REUSED = re.compile(r"(\d+) results reused")
 _OVERHEAD = re.compile(r"median harness overhead (\d+) ms")
 
@@ -107,6 +110,8 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
     text = " ".join(stdout.split())
     if match := _CLOSING.search(text):
         info.ran = int(match.group(1))
+    if match := _MODES.search(text):
+        info.swapped, info.fresh_imports = int(match.group(1)), int(match.group(2))
     if match := _REUSED.search(text):
         info.reused = int(match.group(1))
     if match := _OVERHEAD.search(text):

@@ -94,17 +94,23 @@ def classify(mutant: Mutant, units: list[Unit]) -> tuple[str, str]:
     return "", "module level or class body"
 
 
-def categorise(
-    mutants: list[Mutant], sources: dict[str, str], modules: dict[str, str]
-) -> tuple[Counter[str], Counter[str]]:
-    """Counts per category and, for plain-body mutants, per ``module:qualname`` unit
-    (``modules`` maps each source file to its dotted module name)."""
+@dataclass
+class Categories:
+    """Where a run's mutants sit, in mutmut's terms."""
+
+    counts: Counter[str]  # category -> mutants
+    per_unit: Counter[str]  # "module:qualname" -> plain-body mutants
+    of: dict[str, str]  # mutant id -> category
+
+
+def categorise(mutants: list[Mutant], sources: dict[str, str], modules: dict[str, str]) -> Categories:
+    """Classify every mutant (``modules`` maps each source file to its dotted module name)."""
     units = {file: units_of(text) for file, text in sources.items()}
-    categories: Counter[str] = Counter()
-    per_unit: Counter[str] = Counter()
+    found = Categories(Counter(), Counter(), {})
     for mutant in mutants:
         qualname, category = classify(mutant, units.get(mutant.file, []))
-        categories[category] += 1
+        found.counts[category] += 1
+        found.of[mutant.id] = category
         if category == PLAIN:
-            per_unit[f"{modules.get(mutant.file, mutant.file)}:{qualname}"] += 1
-    return categories, per_unit
+            found.per_unit[f"{modules.get(mutant.file, mutant.file)}:{qualname}"] += 1
+    return found

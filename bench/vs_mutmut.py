@@ -120,8 +120,8 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
     )
     last = pairs[-1]
     data = last.mutagent.data
-    categories, mutagent_units = categorise(data.mutants, data.sources, last.mutagent.modules)
-    mutmut_units = last.mutmut.per_unit
+    found = categorise(data.mutants, data.sources, last.mutagent.modules)
+    plain = found.counts[PLAIN]
     status_names = sorted(set(last.mutagent.statuses) | set(last.mutmut.statuses))
     section.add_table(
         f"{name}: mutant counts (last run)",
@@ -130,7 +130,7 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
             [
                 "mutagent",
                 str(last.mutagent.mutants),
-                str(categories[PLAIN]),
+                str(plain),
                 *[str(last.mutagent.statuses[s]) for s in status_names],
             ],
             [
@@ -142,21 +142,55 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
         ],
     )
     outside = ", ".join(
-        f"{name} {count}"
-        for count, name in sorted(((c, n) for n, c in categories.items() if n != PLAIN), reverse=True)
+        f"{category} {count}" for category, count in found.counts.most_common() if category != PLAIN
     )
+    diff = _unit_differences(found.per_unit, last.mutmut.per_unit)
     section.notes.append(
         f"{name}: mutagent {last.mutagent.mutants} mutants vs mutmut {last.mutmut.mutants}; "
-        f"in plain function bodies (where mutmut mutates) {categories[PLAIN]} vs {last.mutmut.mutants}"
+        f"in plain function bodies (where mutmut mutates) {plain} vs {last.mutmut.mutants}"
         + (f"; mutagent only, outside them: {outside}" if outside else "")
-        + ". The operator sets differ, so per-function counts differ too (table below)."
+        + (
+            f". The operator sets differ: per-function counts differ in {len(diff)} functions (table)."
+            if diff
+            else "; per function the counts are identical."
+        )
     )
-    diff = _unit_differences(mutagent_units, mutmut_units)
+    _time_split(name, pairs, section)
     if diff:
         section.add_table(
             f"{name}: functions where the counts differ (plain bodies; top 12)",
             ["function", "mutagent", "mutmut"],
             diff[:12],
+        )
+
+
+def _time_split(name: str, pairs: list[Pair], section: Section) -> None:
+    """How much worker time mutagent spent on mutants mutmut does not make, and the ratio without it.
+
+    The estimate removes that share of the mutant phase from mutagent's wall: an approximation of a
+    run over plain-body mutants only (start-up, baseline and control run stay)."""
+    estimates = []
+    for pair in pairs:
+        info = pair.mutagent
+        found = categorise(info.data.mutants, info.data.sources, info.modules)
+        busy = {
+            m.id: info.data.results[m.id].duration for m in info.data.mutants if m.id in info.data.results
+        }
+        total = sum(busy.values())
+        outside = sum(d for mutant_id, d in busy.items() if found.of.get(mutant_id) != PLAIN)
+        if total <= 0 or outside <= 0 or info.mutant_phase != info.mutant_phase:
+            continue
+        share = outside / total
+        estimates.append(pair.mutmut.measurement.wall / (info.wall - share * info.mutant_phase))
+        others = len(info.data.mutants) - found.counts[PLAIN]
+        section.notes.append(
+            f"{name}: mutagent ran {info.swapped} mutants by code swap and {info.fresh_imports} by fresh "
+            f"import; {share:.0%} of its worker time went to the {others} mutants outside plain "
+            "function bodies."
+        )
+    if estimates:
+        section.figures.append(
+            Figure(f"{name}: mutmut wall ÷ mutagent wall, plain-body mutants only (estimate)", estimates, "x")
         )
 
 

@@ -45,6 +45,7 @@ class FallbackRunner:
         self.zygote_boots = 0
         self.current_group: int | None = None
         self.runs = 0
+        self.child_cpu = 0.0  # CPU seconds of zygote children (not this process's children)
 
     def stop(self) -> None:
         """Kill the running fresh-import process (if any) and the zygote."""
@@ -132,6 +133,7 @@ class FallbackRunner:
             self._drop_zygote(f"the zygote could not start: {why}", permanently=True)
         else:
             self.zygote.info = message
+            self.child_cpu += float(message.get("cpu", 0.0))
         return time.monotonic() - started
 
     def _drop_zygote(self, why: str, permanently: bool = False) -> None:
@@ -163,6 +165,7 @@ class FallbackRunner:
                 if message is None:
                     raise ZygoteLost("the zygote did not reap a killed run")
             status = int(message["status"])
+            self.child_cpu += float(message.get("cpu", 0.0))
         except (ZygoteLost, OSError) as exc:
             if pid:
                 kill_group(pid)

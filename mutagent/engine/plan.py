@@ -18,6 +18,7 @@ from mutagent.engine.analysis import Locus, SourceMap, find_code, locate
 from mutagent.engine.baseline import Baseline
 from mutagent.engine.fingerprint import mutant_fingerprint
 from mutagent.engine.imports import ImportGraph, select_tests_in
+from mutagent.engine.narrow import Broad, Narrower
 from mutagent.model import Mutant, Status
 
 FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests
@@ -33,6 +34,7 @@ class Plan:
     reason: str | None = None
     error: str | None = None
     timeout: float = 0.0
+    selection: str = ""  # how module-level mutants' tests were chosen ("narrow: ..." / "broad: ...")
 
 
 class Planner:
@@ -60,38 +62,72 @@ class Planner:
         self.constant = timeout_constant
         self._maps: dict[str, SourceMap] = {}
         self._original_code: dict[tuple[str, str], CodeType] = {}
+        self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
 
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
             self._maps[file] = SourceMap(self.sources[file])
         return self._maps[file]
 
-    def covering_tests(self, file: str, locus: Locus) -> list[str]:
+    def covering_tests(
+        self, file: str, locus: Locus, mutated_source: str | None = None
+    ) -> tuple[list[str], str]:
+        """The tests that can observe a mutant at ``locus``, fastest first, and for module-level
+        mutants how they were chosen (narrowed to the readers of the names it binds when
+        ``narrow`` can see them all, else everything importing the module)."""
+        how = ""
         if locus.file_wide:
-            # import-time code: whoever imports the module (directly or not) may depend on it
-            dependents = self.graph.dependents(file)
-            tests = {
-                t
-                for f in dependents
-                for line_tests in self.baseline.coverage.get(f, {}).values()
-                for t in line_tests
-            } | select_tests_in(dependents, self.usable)
-            tests &= self.usable_set
-            if not tests and file in self.baseline.imported:
-                tests = set(self.usable)  # imported, but by nothing we can see statically
+            tests, how = self._narrow(file, locus, mutated_source)
+            if tests is None:
+                tests = self._importers_tests(file)
         else:
             by_line = self.baseline.coverage.get(file, {})
             tests = {t for line in locus.lines for t in by_line.get(line, ()) if t in self.usable_set}
-        return sorted(tests, key=lambda t: (self.baseline.duration(t), t))
+        return sorted(tests, key=lambda t: (self.baseline.duration(t), t)), how
+
+    def _importers_tests(self, file: str) -> set[str]:
+        """The broad selection: whoever imports the module (directly or not) may depend on it."""
+        dependents = self.graph.dependents(file)
+        tests = {
+            t
+            for f in dependents
+            for line_tests in self.baseline.coverage.get(f, {}).values()
+            for t in line_tests
+        } | select_tests_in(dependents, self.usable)
+        tests &= self.usable_set
+        if not tests and file in self.baseline.imported:
+            tests = set(self.usable)  # imported, but by nothing we can see statically
+        return tests
+
+    def _narrow(self, file: str, locus: Locus, mutated_source: str | None) -> tuple[set[str] | None, str]:
+        if mutated_source is None:
+            return None, "broad: no mutated source"
+        try:
+            found = self.narrower.narrow(file, locus.top_span[0], mutated_source)
+        except Broad as exc:
+            return None, f"broad: {exc}"
+        except (SyntaxError, ValueError) as exc:  # a mutant that does not parse: CompileError later
+            return None, f"broad: {type(exc).__name__}"
+        tests: set[str] = set()
+        for where, lines in [*found.lines.items(), (file, set(locus.lines))]:
+            by_line = self.baseline.coverage.get(where, {})
+            tests.update(t for line in lines for t in by_line.get(line, ()))
+        dependents = {d for f in found.files for d in self.graph.dependents(f)}
+        tests |= select_tests_in(dependents, self.usable)
+        tests &= self.usable_set
+        if not tests:
+            return None, f"broad: no test runs a reader of {', '.join(sorted(found.names))}"
+        return tests, f"narrow: readers of {', '.join(sorted(found.names))}"
 
     def plan(self, mutant: Mutant) -> Plan:
         smap = self.source_map(mutant.file)
         locus = locate(smap, mutant.location)
-        covering = self.covering_tests(mutant.file, locus)
+        mutated = mutant.mutated_source(self.sources[mutant.file]) if locus.file_wide else None
+        covering, how = self.covering_tests(mutant.file, locus, mutated)
         first, last = locus.top_span
         statement = "".join(smap.lines[first - 1 : last])
         fingerprint = mutant_fingerprint(mutant, statement, covering, self.files, self.fast)
-        return Plan(mutant, locus, covering, fingerprint)
+        return Plan(mutant, locus, covering, fingerprint, selection=how)
 
     def decide(self, plan: Plan) -> Plan:
         """Settle what needs no test run (Ignored, CompileError, NoCoverage), else set the timeout."""

@@ -55,6 +55,7 @@ class RunStats:
     zygote_boots: int = 0
     fallback_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
     overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
+    cpu: dict[str, list[float]] = field(default_factory=dict)  # job kind -> CPU seconds per job
     wall: float = 0.0
     worker_startup: float = 0.0
     worker_restarts: int = 0
@@ -331,6 +332,7 @@ class Engine:
             jobs.append(Job(f"control:{nodeid}", payload, watchdog=timeout + FORK_ALLOWANCE, data=nodeid))
 
         def on_result(job: Job, result: dict[str, Any]) -> None:
+            self._account_cpu("control", result)
             record = next((t for t in result.get("tests", []) if t["nodeid"] == job.data), None)
             if result["status"] == "done" and record is not None:
                 baseline.control[job.data] = {
@@ -424,6 +426,7 @@ class Engine:
             results: list[dict[str, Any]] = []
             control = zygote_control.control_job(unchecked, timeout, allowance)
             pool.run([control], lambda _, result: results.append(result))
+            self._account_cpu("zygote-control", results[0])
             problem = zygote_control.record(baseline, unchecked, results[0])
             if problem:
                 warning(f"fresh imports run as new processes (slower): zygote control run failed: {problem}")
@@ -438,7 +441,11 @@ class Engine:
                 "the mutants they judge run in new processes instead"
             )
 
+    def _account_cpu(self, kind: str, result: dict[str, Any]) -> None:
+        self.stats.cpu.setdefault(kind, []).append(float(result.get("cpu", 0.0)))
+
     def _account(self, result: dict[str, Any]) -> None:
+        self._account_cpu(f"{result.get('mode')}:{result.get('launcher', '')}".rstrip(":"), result)
         self.stats.ran += 1
         if result.get("mode") == "fallback":
             self.stats.fresh_imports += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import resource
 import select
 import shutil
 import signal
@@ -27,6 +28,13 @@ from mutagent.engine import child as child_mod
 from mutagent.engine.fallback import FallbackRunner
 from mutagent.engine.protocol import recv, send
 from mutagent.engine.zygote_client import ParentWatch, describe_exit, kill_group
+
+
+def _cpu() -> float:
+    """CPU seconds of this worker and of every child it reaped (one job runs at a time, so the
+    difference around a job is that job's cost: fork, tests, reporting, fresh processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class Worker:
@@ -109,6 +117,7 @@ class Worker:
     # --- jobs ----------------------------------------------------------------------------
     def handle(self, job: dict[str, Any]) -> dict[str, Any]:
         started = time.monotonic()
+        cpu_before = _cpu() + self.fallback.child_cpu
         missing = [nodeid for nodeid in job["tests"] if nodeid not in self.items]
         if missing:
             result = {
@@ -133,7 +142,8 @@ class Worker:
                     result = self._run_forked(job, swaps)
             except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
                 result = {"status": "error", "detail": traceback.format_exc(), "tests": [], "running": None}
-        result.update(type="result", id=job["id"], mode=mode, elapsed=time.monotonic() - started)
+        cpu = _cpu() + self.fallback.child_cpu - cpu_before
+        result.update(type="result", id=job["id"], mode=mode, elapsed=time.monotonic() - started, cpu=cpu)
         return result
 
     def _choose_mode(self, job: dict[str, Any]) -> tuple[str, list[tuple[Any, Any]], str]:

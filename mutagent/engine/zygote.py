@@ -16,7 +16,7 @@ so every child starts from the same clean state.
 
 Protocol (``protocol.send``/``recv`` over two pipes, ``MUTAGENT_ZYGOTE_FDS``): the zygote sends
 ``ready`` (or ``fatal``), then for each ``fork`` request ``forked`` (the child's pid, which is
-also its process group) and, once the child is gone, ``exited`` with its wait status. It serves
+also its process group) and, once the child is gone, ``exited`` with its wait status and CPU time. It serves
 one child at a time: the worker runs one job at a time.
 """
 
@@ -124,8 +124,9 @@ def serve(in_fd: int, out_fd: int) -> None:
             os.killpg(pid, signal.SIGKILL)  # whatever the tests started in the child's group
         except (ProcessLookupError, PermissionError):
             pass
-        _, status = os.waitpid(pid, 0)
-        send(out_fd, {"type": "exited", "pid": pid, "status": status})
+        _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
+        send(out_fd, {"type": "exited", "pid": pid, "status": status, "cpu": cpu})
 
 
 def main(argv: list[str]) -> int:
@@ -158,6 +159,7 @@ def main(argv: list[str]) -> int:
             "preloaded": len(config["preload"]) - len(failed),
             "failed": failed,
             "startup": time.monotonic() - started,
+            "cpu": time.process_time(),
         },
     )
     serve(in_fd, out_fd)

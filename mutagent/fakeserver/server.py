@@ -402,7 +402,14 @@ class FakeModelServer:
         raw, error = read_body(handler, self.max_body_bytes)
         dialect = dialect_for_path(handler.path)
         body, error, status = _inspect(handler.command, handler.path, dialect, raw, error)
-        found = check_invariants(body, dialect.name) if dialect is not None and error is None else []
+        found: list[str] = []
+        if dialect is not None and error is None:
+            try:
+                found = check_invariants(body, dialect.name)
+            except (TypeError, AttributeError, KeyError, ValueError) as err:
+                # A body of the right JSON type but the wrong shape inside (``tool_calls: 5``) is
+                # the client's mistake: a clear 400, never a dead handler thread.
+                error, status = f"request body has an unexpected shape ({type(err).__name__}: {err})", 400
         headers = Headers(handler.headers.items())
         name = dialect.name if dialect else None
         request = RecordedRequest(0, handler.command, handler.path, headers, raw, body, arrived, name)
