@@ -104,10 +104,6 @@ def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -
             ),
             Figure(f"{label}: efficiency (mutant phase only)", [r.phase_efficiency for r in runs]),
             Figure(
-                f"{label}: pool busy (forked test time ÷ mutant phase × workers)",
-                [r.forked_phase_efficiency for r in runs],
-            ),
-            Figure(
                 f"{label}: per-mutant overhead (elapsed − plain test time, median)",
                 [median(r.overheads) for r in runs],
                 "ms",
@@ -145,7 +141,7 @@ def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -
         "wall",
         "mutant phase",
         "Σ plain test time",
-        "Σ forked test time",
+        "Σ control-run time of those tests",
         "mutants run",
         "efficiency",
         "phase eff.",
@@ -155,8 +151,10 @@ def efficiency_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -
         "Efficiency = Σ over mutants of the plain-run baseline durations of the tests each mutant ran "
         "÷ (wall × workers). The end-to-end wall includes start-up, mutant generation, the baseline "
         "with per-test coverage and the control run; the mutant phase runs from the first "
-        "mutant's start to the last result's commit. 'Forked' durations are the control run's: each "
-        "test alone in a child forked from a warm worker, i.e. what a test costs inside the harness. "
+        "mutant's start to the last result's commit. Control-run durations are each test alone in "
+        "its own child forked from a warm worker (one fork per test, whereas a mutant's tests share "
+        "one child), so their sum overstates a mutant's cost; their ratio to the plain run shows "
+        "the per-fork cost. "
         "A killed mutant's tests often fail faster than their baseline, so overhead is approximate."
     )
     return section

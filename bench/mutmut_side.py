@@ -43,6 +43,7 @@ class MutmutRun:
     measurement: Measurement
     statuses: Counter[str] = field(default_factory=Counter)
     per_unit: Counter[str] = field(default_factory=Counter)  # "module:qualname" -> mutants
+    durations: list[float] = field(default_factory=list)  # seconds per mutant, as mutmut recorded them
 
     @property
     def mutants(self) -> int:
@@ -83,6 +84,7 @@ def run_mutmut(root: Path, workers: int, timeout: float | None = None) -> Mutmut
         for name, code in data.get("exit_code_by_key", {}).items():
             run.statuses[_STATUS_BY_EXIT_CODE.get(code, "RuntimeError")] += 1
             run.per_unit[unit_of(name)] += 1
+        run.durations += [float(d) for d in data.get("durations_by_key", {}).values() if d is not None]
     if not measurement.ok or not run.mutants:
         raise BenchError(
             f"mutmut run failed (exit {measurement.returncode}, {run.mutants} mutants) in {root}:\n"

@@ -63,11 +63,6 @@ class RunInfo:
         return _ratio(self.test_time, self.mutant_phase * self.workers)
 
     @property
-    def forked_phase_efficiency(self) -> float:
-        """Σ selected tests' control-run durations ÷ (mutant phase × workers): how busy the pool is."""
-        return _ratio(self.forked_test_time, self.mutant_phase * self.workers)
-
-    @property
     def forked_slowdown(self) -> float:
         """How much longer the suite's tests take one by one in the harness than in a plain run."""
         return _ratio(self.suite_forked, self.suite_plain)

@@ -97,6 +97,11 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
         ),
         Figure(f"{name}: mutmut CPU ÷ mutagent CPU", cpu_ratio, "x"),
         Figure(f"{name}: mutagent wall", [p.mutagent.wall for p in pairs], "s"),
+        Figure(
+            f"{name}: mutagent before the first mutant (start-up, baseline, control run)",
+            [p.mutagent.wall - p.mutagent.mutant_phase for p in pairs],
+            "s",
+        ),
         Figure(f"{name}: mutmut wall", [p.mutmut.measurement.wall for p in pairs], "s"),
         Figure(f"{name}: mutagent mutants/s", [p.mutagent.mutants / p.mutagent.wall for p in pairs], "/s"),
         Figure(
@@ -156,12 +161,33 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
         )
     )
     _time_split(name, pairs, section)
+    section.add_table(
+        f"{name}: seconds per mutant (last run)", ["", "mutants", "median", "mean"], _per_mutant_rows(last)
+    )
     if diff:
         section.add_table(
             f"{name}: functions where the counts differ (plain bodies; top 12)",
             ["function", "mutagent", "mutmut"],
             diff[:12],
         )
+
+
+def _per_mutant_rows(pair: Pair) -> list[list[str]]:
+    """Per-mutant elapsed seconds: mutagent by how the mutant was applied, and mutmut."""
+    results = [r for r in pair.mutagent.data.results.values() if r.tests_run or r.duration]
+    fresh = [r.duration for r in results if "[fresh import" in (r.status_reason or "")]
+    swapped = [r.duration for r in results if "[fresh import" not in (r.status_reason or "")]
+    rows = []
+    for label, values in (
+        ("mutagent, code swap", swapped),
+        ("mutagent, fresh import", fresh),
+        ("mutmut", pair.mutmut.durations),
+    ):
+        if values:
+            rows.append(
+                [label, str(len(values)), fmt(median(values), "s"), fmt(sum(values) / len(values), "s")]
+            )
+    return rows
 
 
 def _time_split(name: str, pairs: list[Pair], section: Section) -> None:
@@ -178,14 +204,17 @@ def _time_split(name: str, pairs: list[Pair], section: Section) -> None:
         }
         total = sum(busy.values())
         outside = sum(d for mutant_id, d in busy.items() if found.of.get(mutant_id) != PLAIN)
+        note = (
+            f"{name}: mutagent ran {info.swapped} mutants by code swap, {info.fresh_imports} by fresh import"
+        )
         if total <= 0 or outside <= 0 or info.mutant_phase != info.mutant_phase:
+            section.notes.append(note + ".")
             continue
         share = outside / total
         estimates.append(pair.mutmut.measurement.wall / (info.wall - share * info.mutant_phase))
         others = len(info.data.mutants) - found.counts[PLAIN]
         section.notes.append(
-            f"{name}: mutagent ran {info.swapped} mutants by code swap and {info.fresh_imports} by fresh "
-            f"import; {share:.0%} of its worker time went to the {others} mutants outside plain "
+            f"{note}; {share:.0%} of its worker time went to the {others} mutants outside plain "
             "function bodies."
         )
     if estimates:

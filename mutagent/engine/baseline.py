@@ -33,7 +33,8 @@ class Baseline:
     # relative file -> lines run outside any test (imports, collection); None: not recorded (an
     # older cached baseline), which makes every module-level mutant use the broad test selection
     import_lines: dict[str, list[int]] | None = None
-    preload: list[str] = field(default_factory=list)  # modules the zygote imports (outside the copy)
+    preload: list[str] = field(default_factory=list)  # modules imported from outside the copy
+    models: list[str] = field(default_factory=list)  # pydantic models built (module:qualname)
     zygote_control: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> zygote outcome
 
     @property
@@ -62,6 +63,7 @@ class Baseline:
             "imported": self.imported,
             "import_lines": self.import_lines,
             "preload": self.preload,
+            "models": self.models,
             "zygote_control": self.zygote_control,
         }
 
@@ -78,6 +80,7 @@ class Baseline:
             imported=data.get("imported", []),
             import_lines=data.get("import_lines"),
             preload=data.get("preload", []),
+            models=data.get("models", []),
             zygote_control=data.get("zygote_control", {}),
         )
 
@@ -198,6 +201,7 @@ def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> B
         imported=result.get("imported", []),
         import_lines=result.get("import_lines"),
         preload=result.get("preload", []),
+        models=result.get("models", []),
     )
     if not baseline.passing:
         raise UsageError("no test of the target passes (all skipped?): nothing can kill a mutant")

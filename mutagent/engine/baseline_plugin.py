@@ -8,8 +8,9 @@ between tests (collection, imports) stays in the empty context and selects nothi
 
 It also records what the fresh-import zygote needs: the lines each source file ran outside any
 test (import time: a module-level constant read there flows into other import-time state) and
-the modules the session imported from outside the target copy (the heavy third-party
-dependencies the zygote imports once, so that a fresh-import mutant does not pay for them).
+the modules the session imported from outside the target copy and the pydantic models whose
+schemas it built (the zygote and the workers import and build them once, before forking, so
+that no mutant's process pays for them again; see ``warm``).
 
 Configuration arrives as a JSON file named by ``MUTAGENT_BASELINE``; the result is written to the
 ``out`` path in it when the session ends.
@@ -28,6 +29,7 @@ import pytest
 from mutagent.engine import netblock
 from mutagent.engine.protocol import die_with_parent
 from mutagent.engine.pytest_support import add_report, external_modules, shadow_check, short_message
+from mutagent.engine.warm import complete_models
 
 with open(os.environ["MUTAGENT_BASELINE"], encoding="utf-8") as _handle:
     _config: dict[str, Any] = json.load(_handle)
@@ -100,6 +102,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "imported": imported,
         "import_lines": outside_tests,
         "preload": external_modules(sys.modules, str(session.config.rootpath)),
+        "models": complete_models(str(session.config.rootpath)),
     }
     with open(_config["out"], "w", encoding="utf-8") as handle:
         json.dump(result, handle)

@@ -76,10 +76,6 @@ def run_child(
             pass
         die_with_parent()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        import cProfile as _cp, time as _t
-        _prof = _cp.Profile() if os.environ.get("MUTAGENT_PROFILE_CHILD") else None
-        if _prof: _prof.enable()
-        _c0 = _t.process_time()
         prepare()
         reports.clear()
         for position, item in enumerate(items):
@@ -96,8 +92,6 @@ def run_child(
             send(out_fd, ("test", record))
             if fast and record["outcome"] == "failed":
                 break
-        if _prof:
-            _prof.disable(); _prof.dump_stats(os.path.join(os.environ["MUTAGENT_PROFILE_CHILD"], f"{os.getpid()}.prof"))
         send(out_fd, ("done",))
     except BaseException:  # noqa: B036 - a child must report everything and exit
         status = 70

@@ -3,6 +3,11 @@
 The one rule that keeps the score honest lives here: only a test that pytest itself reported as
 failed kills a mutant. A child that died without reporting, an exception escaping pytest or a
 lost worker is a RuntimeError, whatever else happened before it.
+
+A timeout or a crash also ends the run of that mutant's remaining tests; ``tests_run`` then lists
+exactly the tests that ran (the one running when it ended included) and the status reason says
+how many of the selected tests that was, so a report never reads a test that never ran as one
+that ran and passed.
 """
 
 from __future__ import annotations
@@ -40,11 +45,16 @@ def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
         running = result.get("running")
         if running and running not in mutant_result.tests_run:
             mutant_result.tests_run.append(running)
-        mutant_result.status_reason = f"timed out after {plan.timeout:.1f}s" + (
-            f" while running {running}" if running else ""
-        )
+        if result.get("overran"):  # one test ran past its own allowance
+            mutant_result.status_reason = f"timed out: {result.get('detail')}"
+        else:
+            mutant_result.status_reason = f"timed out after {plan.timeout:.1f}s" + (
+                f" while running {running}" if running else ""
+            )
     else:
         running = result.get("running")
+        if running and running not in mutant_result.tests_run:
+            mutant_result.tests_run.append(running)  # it started: its outcome is what is unknown
         mutant_result.error = str(result.get("detail") or status_name)
         mutant_result.status_reason = (
             "the test process crashed"
@@ -53,6 +63,11 @@ def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
             if status_name == "worker_died"
             else "harness error"
         ) + (f" while running {running}" if running else "")
+    if status_name != "done":
+        # a timeout or a crash ends the mutant's process: the tests after it never ran, and the
+        # kill matrix must not read them as run-and-passed (tests_run lists only those that ran)
+        ran, selected = len(mutant_result.tests_run), len(plan.covering)
+        mutant_result.status_reason += f" ({ran} of {selected} selected tests ran)"
     if result.get("mode") == "fallback" and result.get("fallback_reason"):
         mutant_result.status_reason = (
             f"{mutant_result.status_reason} [fresh import: {result['fallback_reason']}]"

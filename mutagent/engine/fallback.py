@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine.fallback_result import Exit, RunFiles, interpret, read_progress, timeout_result
+from mutagent.engine.procs import kill_group
 from mutagent.engine.protocol import send
-from mutagent.engine.zygote_client import ParentWatch, ZygoteClient, ZygoteLost, kill_group
+from mutagent.engine.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
 REAP_GRACE = 30.0  # seconds to wait for the zygote to fork, or to reap a killed child

@@ -70,7 +70,7 @@ def baseline_key(
     pass_env: list[str],
 ) -> str:
     return digest(
-        "baseline-v1",
+        "baseline-v2",  # v2: import-time lines, preload modules, models, zygote control
         __version__,
         sys.version,
         pytest.__version__,

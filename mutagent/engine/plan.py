@@ -148,6 +148,11 @@ class Planner:
         plan.timeout = durations * self.factor + self.constant + FORK_ALLOWANCE
         return plan
 
+    def test_budget(self, nodeid: str) -> float:
+        """CPU seconds one test may burn in a mutant's process: the rule of a one-test job's
+        timeout (its baseline wall duration x factor + constant, plus the fork allowance)."""
+        return self.baseline.duration(nodeid) * self.factor + self.constant + FORK_ALLOWANCE
+
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))
         if key not in self._original_code:
@@ -176,6 +181,7 @@ class Planner:
             "tests": plan.covering,
             "fast": self.fast,
             "timeout": plan.timeout,
+            "budgets": {t: self.test_budget(t) for t in plan.covering},
             "fallback_timeout": plan.timeout + fallback_timeout,
             "swap": swap,
             "fallback_reason": reason,

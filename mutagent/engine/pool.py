@@ -24,6 +24,7 @@ from mutagent.errors import MutagentError, UsageError
 
 MAX_STARTUP_FAILURES = 3
 WATCHDOG_GRACE = 30.0
+SPREAD_AFFINITY_AT = 4  # waiting jobs of one affinity that justify warming a second worker for it
 
 
 @dataclass
@@ -35,6 +36,9 @@ class Job:
     watchdog: float  # seconds after which a silent worker is presumed hung and killed
     attempts: int = 0
     data: Any = None
+    # jobs sharing an affinity go to the worker that already ran one when it can (its zygote is
+    # warm); another worker takes them only when it has nothing else or many are waiting
+    affinity: str | None = None
 
 
 @dataclass
@@ -50,6 +54,7 @@ class _Worker:
     deadline: float = 0.0
     startup: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    served: set[str] = field(default_factory=set)  # affinities of the jobs it ran
 
 
 def _log_tail(path: Path, limit: int = 2000) -> str:
@@ -82,6 +87,7 @@ class Pool:
         self.spawn_count = 0
         self.restarts = 0
         self.startup_times: list[float] = []
+        self.startup_cpu: list[float] = []  # CPU seconds each worker spent starting (imports, collection)
 
     # --- processes ---------------------------------------------------------------------
     def start(self) -> None:
@@ -161,7 +167,9 @@ class Pool:
         while queue or any(w.state == "busy" for w in self.workers):
             for worker in self.workers:
                 if worker.state == "idle" and queue:
-                    self._assign(worker, queue.popleft())
+                    job = self._pick(worker, queue)
+                    if job is not None:
+                        self._assign(worker, job)
             for key, _ in self.selector.select(timeout=0.25):
                 self._on_readable(key.data, queue, on_result)
             now = time.monotonic()
@@ -172,8 +180,27 @@ class Pool:
             if on_tick:
                 on_tick()
 
+    def _pick(self, worker: _Worker, queue: deque[Job]) -> Job | None:
+        """The first queued job this worker should run (removed from ``queue``), or ``None`` to
+        leave it idle: jobs of an affinity another live worker serves are left to that worker
+        unless this one has nothing else to do and enough of them wait to pay for warming up."""
+        claimed = {a for w in self.workers if w is not worker and w.state != "dead" for a in w.served}
+        waiting: dict[str, int] = {}
+        for job in queue:
+            if job.affinity is None or job.affinity in worker.served or job.affinity not in claimed:
+                queue.remove(job)
+                return job
+            waiting[job.affinity] = waiting.get(job.affinity, 0) + 1
+        for job in queue:
+            if job.affinity is not None and waiting[job.affinity] >= SPREAD_AFFINITY_AT:
+                queue.remove(job)
+                return job
+        return None
+
     def _assign(self, worker: _Worker, job: Job) -> None:
         worker.state, worker.job = "busy", job
+        if job.affinity is not None:
+            worker.served.add(job.affinity)
         worker.deadline = time.monotonic() + job.watchdog + WATCHDOG_GRACE
         try:
             send(worker.to_worker, {"type": "job", "id": job.id, **job.payload})
@@ -192,6 +219,7 @@ class Pool:
             worker.state, worker.info = "idle", message
             worker.startup = time.monotonic() - worker.spawned
             self.startup_times.append(worker.startup)
+            self.startup_cpu.append(float(message.get("cpu", 0.0)))
             self.startup_failures = 0
         elif kind == "fatal":
             self._fatal(worker, message)

@@ -286,6 +286,8 @@ class Engine:
                 ]
                 + self._common_args(),
                 "zygote": self._zygote_config(workspace),
+                "preload": self.baseline.preload if self.baseline else [],
+                "models": self.baseline.models if self.baseline else [],
             }
             config_path = workspace.aux / "worker.json"
             config_path.write_text(json.dumps(config), encoding="utf-8")
@@ -311,7 +313,14 @@ class Engine:
             return None
         path = workspace.aux / "zygote.json"
         path.write_text(
-            json.dumps({"preload": self.baseline.preload, "root": str(self.copy_root)}), encoding="utf-8"
+            json.dumps(
+                {
+                    "preload": self.baseline.preload,
+                    "models": self.baseline.models,
+                    "root": str(self.copy_root),
+                }
+            ),
+            encoding="utf-8",
         )
         return str(path)
 
@@ -410,6 +419,7 @@ class Engine:
         with RunProgress(self.console, len(jobs)) as progress:
             pool.run(jobs, on_result, progress.tick)
         self.stats.worker_restarts = pool.restarts
+        self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
 
     def _zygote_control(self, store: Store, pool: Pool, jobs: list[Job], allowance: float) -> None:
         """Check (once per test, stored with the baseline) that the tests judging fresh-import

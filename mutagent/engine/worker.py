@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine import child as child_mod
+from mutagent.engine import warm
 from mutagent.engine.fallback import FallbackRunner
+from mutagent.engine.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.protocol import recv, send
-from mutagent.engine.zygote_client import ParentWatch, describe_exit, kill_group
+from mutagent.engine.zygote_client import ParentWatch
 
 
 def _cpu() -> float:
@@ -35,6 +37,9 @@ def _cpu() -> float:
     difference around a job is that job's cost: fork, tests, reporting, fresh processes)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+CPU_CHECK_INTERVAL = 0.25  # seconds between reads of a running test's CPU use
 
 
 class Worker:
@@ -75,6 +80,10 @@ class Worker:
         if shadowed:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
+        warm_started = time.monotonic()
+        warm.import_all(self.config.get("preload", []))
+        built = warm.build_models(self.config.get("models", []))
+        warm_time = time.monotonic() - warm_started
         self.index = child_mod.build_index(self.config["targets"])
         gc.collect()
         gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
@@ -86,6 +95,8 @@ class Worker:
                 "collected": list(self.items),
                 "startup": self.startup,
                 "live_functions": len(self.index),
+                "warm": {"models_built": built, "seconds": warm_time},
+                "cpu": time.process_time(),
             },
         )
         while True:
@@ -196,23 +207,43 @@ class Worker:
             pass
         self.current_group = pid
         try:
-            return self._watch_child(pid, read_fd, float(job["timeout"]))
+            return self._watch_child(pid, read_fd, float(job["timeout"]), job.get("budgets"))
         finally:
             self.current_group = None
             os.close(read_fd)
             shutil.rmtree(temp_root, ignore_errors=True)
 
-    def _watch_child(self, pid: int, read_fd: int, timeout: float) -> dict[str, Any]:
+    def _watch_child(
+        self, pid: int, read_fd: int, timeout: float, budgets: dict[str, float] | None = None
+    ) -> dict[str, Any]:
+        """Follow the child's reports until it is done, dies, exceeds the job's ``timeout``, or
+        burns more CPU in one test than that test's own budget.
+
+        The per-test budget is CPU time on purpose: a mutant spinning in the first of 25 tests is
+        a Timeout once it has burnt that test's allowance, not after all 25 tests' worth of CPU,
+        while a test that only waits (a stall until a read timeout fails it) keeps the job's
+        wall-clock budget and still gets to fail, so its kill is reported as a kill.
+        """
         deadline = time.monotonic() + timeout
+        budgets = budgets or {}
         tests: list[dict[str, Any]] = []
         running: str | None = None
+        overran: str | None = None
+        started_cpu: float | None = None  # the child's CPU when the budgeted running test started
         status, detail = "crash", ""
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            now = time.monotonic()
+            if now >= deadline:
                 status, detail = "timeout", f"no result within {timeout:.1f}s"
                 break
-            readable, _, _ = select.select([read_fd, self.in_fd], [], [], remaining)
+            if started_cpu is not None and running is not None:
+                used = (process_cpu(pid) or started_cpu) - started_cpu
+                if used > budgets[running]:
+                    status, overran = "timeout", running
+                    detail = f"{running} used {used:.1f}s of CPU, over its {budgets[running]:.1f}s budget"
+                    break
+            wait = deadline - now if started_cpu is None else min(deadline - now, CPU_CHECK_INTERVAL)
+            readable, _, _ = select.select([read_fd, self.in_fd], [], [], wait)
             if self.in_fd in readable and self._parent_gone():
                 kill_group(pid)
                 self.fallback.stop()
@@ -224,9 +255,10 @@ class Worker:
                 break
             if message[0] == "start":
                 running = message[1]
+                started_cpu = process_cpu(pid) if running in budgets else None
             elif message[0] == "test":
                 tests.append(message[1])
-                running = None
+                running, started_cpu = None, None
             elif message[0] == "done":
                 status = "done"
                 break
@@ -237,4 +269,4 @@ class Worker:
         _, wait_status = os.waitpid(pid, 0)
         if status == "crash":
             detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
-        return {"status": status, "tests": tests, "running": running, "detail": detail}
+        return {"status": status, "tests": tests, "running": running, "detail": detail, "overran": overran}

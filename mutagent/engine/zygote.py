@@ -23,7 +23,6 @@ one child at a time: the worker runs one job at a time.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 import signal
@@ -34,21 +33,7 @@ import traceback
 from typing import Any
 
 from mutagent.engine.protocol import die_with_parent, recv, send
-
-
-def preload(names: list[str]) -> list[str]:
-    """Import ``names`` in the order the baseline imported them; returns those that failed
-    (aliases pytest registers by hand, modules that only import in their parent's context...):
-    a failed preload only means the child imports it itself, as a fresh process would."""
-    failed = []
-    for name in names:
-        if name in sys.modules:
-            continue
-        try:
-            importlib.import_module(name)
-        except (Exception, SystemExit):  # any failure just leaves it to the child
-            failed.append(name)
-    return failed
+from mutagent.engine.warm import build_models, import_all
 
 
 def _under(path: str, root: str) -> bool:
@@ -136,8 +121,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     with open(argv[0], encoding="utf-8") as handle:
         config = json.load(handle)
-    failed = preload(config["preload"])
+    failed = import_all(config["preload"])
     import pytest  # noqa: F401 - the children call pytest.main; importing it once is the point
+
+    build_models(config.get("models", []))
 
     problem = None
     leaked = contamination(config["root"])

@@ -1,7 +1,4 @@
-"""The worker's side of its zygote (see ``zygote``): start it, talk to it, notice its death.
-
-Also the small process helpers every launcher of test processes shares.
-"""
+"""The worker's side of its zygote (see ``zygote``): start it, talk to it, notice its death."""
 
 from __future__ import annotations
 
@@ -21,28 +18,6 @@ from mutagent.engine.protocol import recv
 
 class ZygoteLost(Exception):
     """The zygote process died or stopped answering."""
-
-
-def describe_exit(status: int) -> str:
-    """``exited with code 3`` / ``killed by signal SIGKILL`` for a ``waitpid`` status."""
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = str(number)
-        return f"killed by signal {name}"
-    if os.WIFEXITED(status):
-        return f"exited with code {os.WEXITSTATUS(status)}"
-    return f"ended with status {status}"
-
-
-def kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @dataclass

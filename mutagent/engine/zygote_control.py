@@ -18,6 +18,7 @@ from mutagent.engine.baseline import Baseline
 from mutagent.engine.pool import Job
 
 CONTROL_ID = "zygote-control"
+AFFINITY = "zygote"  # the worker whose zygote is warm keeps getting the fresh-import jobs
 
 
 def tests_to_check(baseline: Baseline, jobs: list[Job]) -> list[str]:
@@ -38,7 +39,7 @@ def control_job(tests: list[str], timeout: float, allowance: float) -> Job:
         "fallback": {"control": True, "module": "", "path": "", "source": ""},
         "launcher": "zygote",
     }
-    return Job(CONTROL_ID, payload, watchdog=timeout + 2 * allowance)
+    return Job(CONTROL_ID, payload, watchdog=timeout + 2 * allowance, affinity=AFFINITY)
 
 
 def record(baseline: Baseline, tests: list[str], result: dict[str, Any]) -> str | None:
@@ -68,5 +69,6 @@ def assign_launchers(jobs: list[Job], bad: set[str], zygote: bool) -> int:
     for job in jobs:
         use_zygote = zygote and not (set(job.payload["tests"]) & bad)
         job.payload["launcher"] = "zygote" if use_zygote else "fresh"
+        job.affinity = AFFINITY if use_zygote else None
         fresh += 0 if use_zygote else 1
     return fresh
