@@ -122,7 +122,7 @@ Summary = dict[str, tuple[str, tuple[str, ...]]]  # mutant id -> (status, killed
 def start(root: Path, spec: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "mutagent.engine.testing", str(spec), "run", "--workers", "1"]
-        + ["--timeout-constant", "2", str(root)],
+        + ["--timeout-constant", "3", str(root)],  # room for a loaded machine; the hang costs 3.5 s
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -275,7 +275,7 @@ def test_a_run_with_nothing_left_to_do_still_removes_a_killed_runs_workspace(tmp
     specs = [HandMutant(CORE, "return a + b", "return a - b")]
 
     def engine_run() -> RunStats:
-        config = EngineConfig(root=root, workers=1, timeout_constant=2.0)
+        config = EngineConfig(root=root, workers=1, timeout_constant=4.0)
         return Engine(config, Console(file=io.StringIO()), HandMutants(specs)).run()
 
     engine_run()

@@ -20,7 +20,7 @@ from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.model import Status
 from mutagent.store import load_run_data
 
-SLACK = ["--workers", "1", "--timeout-constant", "2"]
+SLACK = ["--workers", "1", "--timeout-constant", "4"]  # two loaded cores: no Timeout by accident
 
 
 def run_cli(root: Path, specs: list[HandMutant]) -> tuple[subprocess.CompletedProcess[str], float]:

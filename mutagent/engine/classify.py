@@ -45,8 +45,10 @@ def classify(plan: Plan, result: dict[str, Any]) -> MutantResult:
         running = result.get("running")
         if running and running not in mutant_result.tests_run:
             mutant_result.tests_run.append(running)
-        if result.get("overran"):  # one test ran past its own allowance
-            mutant_result.status_reason = f"timed out: {result.get('detail')}"
+        if result.get("overran") or result.get("mode") == "fallback":  # the worker's own words
+            mutant_result.status_reason = f"timed out: {result.get('detail')}" + (
+                f" while running {running}" if running and not result.get("overran") else ""
+            )
         else:
             mutant_result.status_reason = f"timed out after {plan.timeout:.1f}s" + (
                 f" while running {running}" if running else ""

@@ -68,6 +68,7 @@ class Narrowed:
     names: set[str] = field(default_factory=set)  # every name followed (bound, re-bound)
     lines: dict[str, set[int]] = field(default_factory=dict)  # file -> lines; covering tests selected
     files: set[str] = field(default_factory=set)  # non-source files naming a name: all their tests
+    modules: set[str] = field(default_factory=set)  # source files binding a followed name
 
     def add_lines(self, file: str, lines: Iterable[int]) -> None:
         self.lines.setdefault(file, set()).update(lines)
@@ -285,10 +286,12 @@ class Narrower:
                 continue
             done.add((where, name))
             result.names.add(name)
+            result.modules.add(where)
             for place in self.scopes(where).reads(name):
                 pending.extend((where, bound) for bound in self._follow(where, place, result))
             pending.extend(self._elsewhere(where, name, result))
-        self._reflection(file, result)
+        for module_file in sorted(result.modules):
+            self._reflection(module_file, result)
         if not result.lines and not result.files:
             raise Broad(f"nothing reads {', '.join(sorted(names))}")
         return result
@@ -318,22 +321,28 @@ class Narrower:
         if kind == "binding":
             tree = self.tree(file)
             assert tree is not None
-            return bound_names(top_statement(tree, place.line), module_bindings(tree))
+            try:
+                return bound_names(top_statement(tree, place.line), module_bindings(tree))
+            except Broad as exc:
+                raise Broad(f"{file}:{place.line} reads it at import time ({exc})") from None
         return set()
 
     def _elsewhere(self, defining: str, name: str, result: Narrowed) -> list[tuple[str, str]]:
-        """Files other than ``defining`` that name ``name``: test-side files select their tests,
-        source files are analysed (imports of the name followed, attribute or string uses placed)."""
+        """Every file naming ``name`` (bound at module level of ``defining``): test-side files
+        select their tests; in source files imports of it are returned to be followed, attribute
+        and string uses (``mod.NAME``, ``getattr(mod, "NAME")``) are placed."""
         follow = []
-        for other in sorted(self.files_naming(name) - {defining}):
+        for other in sorted(self.files_naming(name)):
             if other not in self.sources:
                 result.files.add(other)
                 continue
             scopes = self.scopes(other)
-            for alias in scopes.import_aliases(name):
-                follow.append((other, alias))
-                if alias != name:
-                    follow.extend(self._elsewhere(other, alias, result))
+            if other != defining:
+                for alias, place in scopes.imports_of(name):
+                    if place.kind != "binding":  # imported inside a function (read there) or a class
+                        self._follow(other, place, result)
+                    else:
+                        follow.append((other, alias))
             for place in scopes.mentions(name):
                 if place.kind == "binding":
                     raise Broad(f"{other}:{place.line} uses {name} at import time")
@@ -341,7 +350,7 @@ class Narrower:
         return follow
 
     def _reflection(self, file: str, result: Narrowed) -> None:
-        """Files importing the mutated module as an object and reading attributes by computed
+        """Files importing ``file``'s module as an object and reading attributes by computed
         name: a test-side file selects its tests, a source file makes the selection broad."""
         module = self.module_of.get(file)
         if not module:

@@ -65,29 +65,40 @@ class FileScopes:
                 places.append(self.place(access.node))
         return places
 
-    def import_aliases(self, name: str) -> list[str]:
-        """Module-level names this file binds with ``from ... import name [as alias]``."""
+    def imports_of(self, name: str) -> list[tuple[str, Place]]:
+        """Every ``from ... import name [as alias]`` of this file (at any depth), with the local
+        name it binds and where: a module-level import (``binding``, even inside ``try``/``if``)
+        binds a global whose reads are followed; one inside a function places the function."""
         found = []
-        for statement in self.module.body:
-            for small in getattr(statement, "body", ()):
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    for alias in small.names:
-                        if isinstance(alias.name, cst.Name) and alias.name.value == name:
-                            asname = alias.asname.name if alias.asname else alias.name
-                            found.append(asname.value if isinstance(asname, cst.Name) else name)
+        for node in _walk(self.module):
+            if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                if isinstance(alias.name, cst.Name) and alias.name.value == name:
+                    asname = alias.asname.name if alias.asname else alias.name
+                    local = asname.value if isinstance(asname, cst.Name) else name
+                    found.append((local, self._place_import(node)))
         return found
+
+    def _place_import(self, node: cst.ImportFrom) -> Place:
+        scope = self.scopes.get(node)
+        line = self.positions[node].start.line
+        if isinstance(scope, ClassScope):
+            return Place("broad", line=line, why=f"{self.file}:{line} imports it into a class body")
+        if isinstance(scope, GlobalScope):
+            return Place("binding", line=line)
+        return self.place(node)
 
     def mentions(self, word: str) -> list[Place]:
         """Attribute accesses ``x.word`` and strings holding ``word``, placed (``__all__`` lists
-        and docstring-like module-level strings aside)."""
+        and docstrings aside)."""
         pattern = re.compile(rf"\b{re.escape(word)}\b")
         places = []
         for node in _walk(self.module):
             if isinstance(node, cst.Attribute) and node.attr.value == word:
                 places.append(self.place(node))
             elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
-                text = node.value
-                if pattern.search(text) and not self._in_all(node):
+                if pattern.search(node.value) and not self._in_all(node) and not self._docstring(node):
                     places.append(self.place(node))
         return places
 
@@ -130,6 +141,13 @@ class FileScopes:
             node = self.parents[node]
             chain.append(node)
         return chain
+
+    def _docstring(self, node: cst.CSTNode) -> bool:
+        """A string that is a whole statement (a docstring, a bare comment-like string) does nothing."""
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.ConcatenatedString):
+            parent = self.parents.get(parent)
+        return isinstance(parent, cst.Expr)
 
     def _in_all(self, node: cst.CSTNode) -> bool:
         for ancestor in self._ancestors(node):

@@ -37,6 +37,9 @@ def write_text(path: Path | str, text: str) -> Path:
             with open(path, "wb") as handle:
                 handle.write(data)
             return path
+        blocking = next((parent for parent in path.parents if parent.exists()), None)
+        if blocking is not None and not blocking.is_dir():
+            raise ReportWriteError(f"cannot write {path}: {blocking} is not a directory")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
