@@ -19,8 +19,9 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 from rich.console import Console
@@ -147,15 +148,24 @@ def bench_env(**extra: str) -> dict[str, str]:
     return env
 
 
+class BenchError(RuntimeError):
+    """A benchmark could not produce its figure (tool crash, red baseline...)."""
+
+
 # --- temporary copies -----------------------------------------------------------------------
 @contextmanager
 def scratch(prefix: str) -> Iterator[Path]:
-    """A temporary directory removed afterwards (``MUTAGENT_BENCH_KEEP=1`` keeps it)."""
+    """A temporary directory removed afterwards; kept (and named) when a benchmark fails in it, so a
+    crash can be investigated, or always with ``MUTAGENT_BENCH_KEEP=1``."""
     path = Path(tempfile.mkdtemp(prefix=f"mutagent-bench-{prefix}-"))
+    keep = bool(os.environ.get("MUTAGENT_BENCH_KEEP"))
     try:
         yield path
+    except BenchError:
+        keep = True
+        raise
     finally:
-        if os.environ.get("MUTAGENT_BENCH_KEEP"):
+        if keep:
             console.print(f"[dim]kept {path}[/]")
         else:
             shutil.rmtree(path, ignore_errors=True)
@@ -184,14 +194,13 @@ def mutagent_run(target: Path, *args: str, workers: int, timeout: float | None =
     command = [sys.executable, "-m", "mutagent", "run", str(target), *args, "--workers", str(workers)]
     result = measure(command, cwd=target.parent, env=bench_env(), timeout=timeout)
     if not result.ok:
+        crash = target / ".mutagent" / "crash.log"
+        details = crash.read_text(encoding="utf-8", errors="replace")[-3000:] if crash.is_file() else ""
         raise BenchError(
             f"mutagent run failed (exit {result.returncode}): {' '.join(command)}\n{result.tail()}"
+            + (f"\n--- {crash} (tail):\n{details}" if details else "")
         )
     return result
-
-
-class BenchError(RuntimeError):
-    """A benchmark could not produce its figure (tool crash, red baseline...)."""
 
 
 # --- figures -----------------------------------------------------------------------------------
@@ -263,6 +272,16 @@ class Section:
     tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    measured: str = ""  # when, and under which load average
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Section:
+        figures = [Figure(**f) for f in data.pop("figures", [])]
+        tables = [(t[0], list(t[1]), [list(r) for r in t[2]]) for t in data.pop("tables", [])]
+        return cls(**data, figures=figures, tables=tables)
 
     def add_table(self, title: str, header: list[str], rows: list[list[str]]) -> None:
         self.tables.append((title, header, rows))

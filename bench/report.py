@@ -4,6 +4,7 @@ every section's figures, tables and notes."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from common import Section
@@ -65,6 +66,8 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
         out += ["", "Not measured: " + "; ".join(f"{s.key} ({s.error.splitlines()[0]})" for s in missing)]
     for section in sections:
         out += ["", f"## {section.title}", ""]
+        if section.measured:
+            out += [f"_Measured {section.measured}._", ""]
         if section.error:
             out += ["Not measured:", "", "```", section.error, "```"]
             continue
@@ -83,4 +86,9 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
 def write_results(
     path: Path, sections: list[Section], machine: dict[str, str], args: argparse.Namespace, elapsed: float
 ) -> None:
+    """``path`` (Markdown) and its JSON twin (``--only`` merges into it later)."""
     path.write_text(render(sections, machine, args, elapsed), encoding="utf-8")
+    twin = path.with_suffix(".json")
+    twin.write_text(
+        json.dumps([s.to_json() for s in sections], indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )

@@ -11,6 +11,7 @@ A section that fails is reported as not measured with its error; the others stil
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import traceback
 from collections.abc import Callable
@@ -83,12 +84,27 @@ def main(argv: list[str] | None = None) -> int:
         except (BenchError, OSError, ValueError, KeyError) as exc:
             section = Section(key, key, error=f"{type(exc).__name__}: {exc}".strip())
             console.print(traceback.format_exc(), style="dim")
+        info = machine_info()
+        section.measured = f"{info['date']}, load average {info['load average (1, 5, 15 min)']}"
         sections.append(section)
         print_section(section)
     machine["load average at the end"] = machine_info()["load average (1, 5, 15 min)"]
-    write_results(args.output, sections, machine, args, time.monotonic() - started)
-    console.print(f"wrote {args.output}")
+    everything = merge(args.output.with_suffix(".json"), sections) if args.only else sections
+    write_results(args.output, everything, machine, args, time.monotonic() - started)
+    console.print(f"wrote {args.output} and {args.output.with_suffix('.json')}")
     return 0 if all(s.error is None for s in sections) else 1
+
+
+def merge(path: Path, fresh: list[Section]) -> list[Section]:
+    """``--only``: keep the other sections of the previous run (from its JSON twin), replace these."""
+    previous: dict[str, Section] = {}
+    if path.is_file():
+        try:
+            previous = {d["key"]: Section.from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))}
+        except (ValueError, KeyError, TypeError):
+            console.print(f"[yellow]ignoring unreadable {path}[/]")
+    previous.update({s.key: s for s in fresh})
+    return [previous[key] for key in SECTIONS if key in previous]
 
 
 if __name__ == "__main__":

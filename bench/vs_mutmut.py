@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common import (
+    BenchError,
     Figure,
     Section,
     base_parser,
@@ -239,9 +240,16 @@ def measure(
         target = TARGETS[name]
         runs = sample_agent_repeat if name == "sample_agent" else repeat
         pairs = []
-        for i in range(runs):
-            console.print(f"[dim]vs mutmut: {name} pair {i + 1}/{runs}[/]")
-            pairs.append(run_pair(target, workers))
+        try:
+            for i in range(runs):
+                console.print(f"[dim]vs mutmut: {name} pair {i + 1}/{runs}[/]")
+                pairs.append(run_pair(target, workers))
+        except BenchError as exc:
+            lines = str(exc).strip().splitlines()
+            shown = lines[:1] + (["..."] + lines[-6:] if len(lines) > 1 else [])
+            section.notes.append(f"{name}: not measured: " + " / ".join(shown))
+            if not pairs:
+                continue
         compare(target, pairs, section)
         section.notes.append(f"{name}: median of {runs} pair(s) (mutagent then mutmut, alternating).")
     section.notes.append(

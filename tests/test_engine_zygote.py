@@ -141,7 +141,7 @@ def test_the_zygote_and_a_new_process_reach_the_same_verdicts(runs: Runs) -> Non
 
 
 def test_tests_failing_unmutated_in_the_zygote_never_judge_a_zygote_mutant(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``envprobe`` reads an environment variable the conftest sets before importing it: a zygote
     imports it first, so its test fails there without any mutant. Its mutants must run in new
@@ -172,9 +172,9 @@ def test_tests_failing_unmutated_in_the_zygote_never_judge_a_zygote_mutant(
         HandMutant("shop/config.py", "LIMIT = 3", "LIMIT = 1 + 2"),
         HandMutant("shop/config.py", "LIMIT = 3", "LIMIT = 4"),
     ]
-    stats, data, output = run_engine(root, specs)
+    stats, data, _ = run_engine(root, specs)
     statuses = {m.replacement: data.result_of(m).status for m in data.mutants}
     assert statuses == {"LIMIT = 1 + 2": Status.SURVIVED, "LIMIT = 4": Status.KILLED}
     assert stats.zygote_imports == 0 and stats.fresh_imports == 2
-    assert "do not pass unmutated in the fresh-import zygote" in output
+    assert "do not pass unmutated in the fresh-import zygote" in capsys.readouterr().err
     assert sys.modules.get("envprobe") is None  # nothing leaked into this process

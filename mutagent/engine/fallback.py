@@ -165,6 +165,8 @@ class FallbackRunner:
                 message = zygote.receive(time.monotonic() + REAP_GRACE, self.parent)
                 if message is None:
                     raise ZygoteLost("the zygote did not reap a killed run")
+            if message.get("type") != "exited" or message.get("pid") != pid:
+                raise ZygoteLost(f"the zygote answered out of turn: {message.get('type')}")
             status = int(message["status"])
             self.child_cpu += float(message.get("cpu", 0.0))
         except (ZygoteLost, OSError) as exc:

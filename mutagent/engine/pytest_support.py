@@ -74,26 +74,27 @@ OWN_PLUGINS = (
 )
 
 
-def _module_paths(module: Any) -> list[str]:
-    paths = [getattr(module, "__file__", None) or ""]
-    paths.extend(str(p) for p in (getattr(module, "__path__", None) or []))
-    return [p for p in paths if p]
+def module_under(module: Any, real_root: str) -> bool:
+    """Whether ``module`` (its file or any package directory) lives under ``real_root``
+    (a ``realpath`` ending with a separator)."""
+    paths = [getattr(module, "__file__", None) or "", *(getattr(module, "__path__", None) or [])]
+    return any(path and os.path.realpath(str(path)).startswith(real_root) for path in paths)
 
 
 def external_modules(modules: dict[str, Any], root: str) -> list[str]:
     """Names of the imported modules that live outside ``root`` (the target copy), in import order.
 
-    These are what a zygote may import before any mutant: the third-party dependencies, the
-    standard library and pytest's plugins. Everything under ``root`` (the target, its tests and
-    conftests) must instead be imported fresh by each mutant's run, and so must mutagent's own
-    plugins (their import has effects).
+    These are what a zygote or a worker may import before any mutant runs: the third-party
+    dependencies, the standard library and pytest's plugins. Everything under ``root`` (the
+    target, its tests and conftests) must instead be imported fresh by each mutant's run, and so
+    must mutagent's own plugins (their import has effects).
     """
     real_root = os.path.realpath(root) + os.sep
-    names = []
-    for name, module in list(modules.items()):
-        if module is None or name in ("__main__", "__mp_main__") or name in OWN_PLUGINS:
-            continue
-        if any(os.path.realpath(path).startswith(real_root) for path in _module_paths(module)):
-            continue
-        names.append(name)
-    return names
+    return [
+        name
+        for name, module in list(modules.items())
+        if module is not None
+        and name not in ("__main__", "__mp_main__")
+        and name not in OWN_PLUGINS
+        and not module_under(module, real_root)
+    ]

@@ -426,30 +426,19 @@ class Engine:
         mutants pass unmutated in a zygote child, then pick each such job's launcher."""
         baseline = self.baseline
         enabled = self.config.zygote and baseline is not None and bool(baseline.preload)
-        if not jobs or baseline is None or not enabled:
-            zygote_control.assign_launchers(jobs, set(), zygote=False)
-            return
-        unchecked = zygote_control.tests_to_check(baseline, jobs)
-        if unchecked:
-            durations = sum(baseline.duration(t) for t in unchecked)
-            timeout = durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
-            results: list[dict[str, Any]] = []
-            control = zygote_control.control_job(unchecked, timeout, allowance)
-            pool.run([control], lambda _, result: results.append(result))
-            self._account_cpu("zygote-control", results[0])
-            problem = zygote_control.record(baseline, unchecked, results[0])
-            if problem:
-                warning(f"fresh imports run as new processes (slower): zygote control run failed: {problem}")
-                zygote_control.assign_launchers(jobs, set(), zygote=False)
-                return
+
+        def timeout_of(tests: list[str]) -> float:
+            assert baseline is not None
+            durations = sum(baseline.duration(t) for t in tests)
+            return durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
+
+        outcome = zygote_control.prepare(pool, baseline, jobs, enabled, timeout_of, allowance)
+        if outcome.result is not None:
+            self._account_cpu("zygote-control", outcome.result)
+        if outcome.checked and baseline is not None:
             store.save_baseline(self.baseline_key, baseline.to_json())
-        bad = zygote_control.untrusted(baseline)
-        if zygote_control.assign_launchers(jobs, bad, zygote=True):
-            shown = ", ".join(sorted(bad)[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-            warning(
-                f"{len(bad)} tests do not pass unmutated in the fresh-import zygote ({shown}); "
-                "the mutants they judge run in new processes instead"
-            )
+        if outcome.warning:
+            warning(outcome.warning)
 
     def _account_cpu(self, kind: str, result: dict[str, Any]) -> None:
         self.stats.cpu.setdefault(kind, []).append(float(result.get("cpu", 0.0)))

@@ -46,7 +46,12 @@ class Worker:
     """The job loop of one worker process (runs inside ``pytest_runtestloop``)."""
 
     def __init__(
-        self, session: Any, config: dict[str, Any], reports: dict[str, dict[str, Any]], started: float
+        self,
+        session: Any,
+        config: dict[str, Any],
+        reports: dict[str, dict[str, Any]],
+        started: float,
+        initial_env: dict[str, str] | None = None,
     ) -> None:
         self.session = session
         self.config = config
@@ -57,7 +62,8 @@ class Worker:
         self.startup = time.monotonic() - started
         self.current_group: int | None = None
         self.jobs_done = 0
-        fresh_env = {k: v for k, v in os.environ.items() if not k.startswith("MUTAGENT_WORKER")}
+        initial = os.environ if initial_env is None else initial_env
+        fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
         watch = ParentWatch(self.in_fd, self._engine_gone)
         self.fallback = FallbackRunner(config, fresh_env, self.startup, watch)
 

@@ -20,6 +20,9 @@ from mutagent.engine.protocol import die_with_parent
 from mutagent.engine.pytest_support import add_report
 
 _started = time.monotonic()
+# the environment as the engine gave it, before any conftest ran: fresh-import processes get this,
+# not whatever the suite's collection put into os.environ (a plain pytest run starts without it)
+_initial_env = dict(os.environ)
 with open(os.environ["MUTAGENT_WORKER"], encoding="utf-8") as _handle:
     _config: dict[str, Any] = json.load(_handle)
 die_with_parent()
@@ -35,5 +38,5 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_runtestloop(session: pytest.Session) -> bool:
     from mutagent.engine.worker import Worker
 
-    Worker(session, _config, _reports, _started).serve()
+    Worker(session, _config, _reports, _started, _initial_env).serve()
     return True

@@ -33,23 +33,15 @@ import traceback
 from typing import Any
 
 from mutagent.engine.protocol import die_with_parent, recv, send
+from mutagent.engine.pytest_support import module_under
 from mutagent.engine.warm import build_models, import_all
-
-
-def _under(path: str, root: str) -> bool:
-    return os.path.realpath(path).startswith(root)
 
 
 def contamination(root: str) -> list[str]:
     """Modules of the target copy the preload pulled in (a third-party package importing the
     target, say): a zygote holding one would run mutants against a stale, unmutated import."""
     real_root = os.path.realpath(root) + os.sep
-    found = []
-    for name, module in list(sys.modules.items()):
-        paths = [getattr(module, "__file__", None) or "", *(getattr(module, "__path__", None) or [])]
-        if any(path and _under(str(path), real_root) for path in paths):
-            found.append(name)
-    return found
+    return [name for name, module in list(sys.modules.items()) if module_under(module, real_root)]
 
 
 def _child(request: dict[str, Any], close_fds: tuple[int, ...]) -> None:
