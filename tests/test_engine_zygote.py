@@ -178,3 +178,35 @@ def test_tests_failing_unmutated_in_the_zygote_never_judge_a_zygote_mutant(
     assert stats.zygote_imports == 0 and stats.fresh_imports == 2
     assert "do not pass unmutated in the fresh-import zygote" in capsys.readouterr().err
     assert sys.modules.get("envprobe") is None  # nothing leaked into this process
+
+
+def test_an_exception_at_import_under_a_conftest_kills_only_through_pytests_own_failure(
+    tmp_path: Path,
+) -> None:
+    """The conftest imports the mutated module: pytest stops before running a test (the partial
+    result path), and only because pytest itself exited reporting that failure is it a kill."""
+    files = {
+        "shop/__init__.py": "",
+        "shop/config.py": "LIMIT = 3\n\n\ndef limit():\n    return LIMIT\n",
+        "conftest.py": "from shop.config import limit  # noqa: F401\n",
+        "tests/test_limit.py": "from shop.config import limit\n\n\n"
+        "def test_limit():\n    assert limit() == 3\n",
+    }
+    specs = [
+        HandMutant("shop/config.py", "LIMIT = 3", "LIMIT = 1 // 0"),
+        HandMutant("shop/config.py", "LIMIT = 3", 'LIMIT = __import__("os")._exit(0) or 3'),
+    ]
+    verdicts = []
+    for zygote in (True, False):
+        root = write_target(tmp_path / ("z" if zygote else "f") / "conf_project", files)
+        stats, data, _ = run_engine(root, specs, zygote=zygote)
+        assert stats.zygote_imports == (2 if zygote else 0)
+        verdicts.append({m.replacement: data.result_of(m) for m in data.mutants})
+    for results in verdicts:
+        raised = results["LIMIT = 1 // 0"]
+        assert raised.status is Status.KILLED
+        assert raised.killed_by == ["tests/test_limit.py::test_limit"]
+        assert "ZeroDivisionError" in (raised.status_reason or "")
+        exited = results['LIMIT = __import__("os")._exit(0) or 3']
+        assert exited.status is Status.RUNTIME_ERROR  # exit code 0 without a report: never a kill
+        assert exited.killed_by == []

@@ -159,10 +159,11 @@ class Pool:
     def run(
         self,
         jobs: list[Job],
-        on_result: Callable[[Job, dict[str, Any]], None],
+        on_result: Callable[[Job, dict[str, Any]], list[Job] | None],
         on_tick: Callable[[], None] | None = None,
     ) -> None:
-        """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)."""
+        """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
+        and may return follow-up jobs, which run next (jobs that had to wait for that result)."""
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
             for worker in self.workers:
@@ -208,7 +209,7 @@ class Pool:
             pass  # its death shows up as end-of-file on the other pipe
 
     def _on_readable(
-        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, dict[str, Any]], None]
+        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, dict[str, Any]], list[Job] | None]
     ) -> None:
         message = recv(worker.from_worker)
         if message is None:
@@ -226,7 +227,7 @@ class Pool:
         elif kind == "result" and worker.job is not None:
             job = worker.job
             worker.state, worker.job = "idle", None
-            on_result(job, message)
+            queue.extendleft(reversed(on_result(job, message) or []))
 
     def _fatal(self, worker: _Worker, message: dict[str, Any]) -> None:
         self._retire(worker)
@@ -246,7 +247,7 @@ class Pool:
         self,
         worker: _Worker,
         queue: deque[Job],
-        on_result: Callable[[Job, dict[str, Any]], None],
+        on_result: Callable[[Job, dict[str, Any]], list[Job] | None],
         why: str | None,
     ) -> None:
         was_starting = worker.state == "starting"
@@ -273,7 +274,7 @@ class Pool:
         if job.attempts < 2:
             queue.appendleft(job)
         else:
-            on_result(
+            follow = on_result(
                 job,
                 {
                     "type": "result",
@@ -286,6 +287,11 @@ class Pool:
                     "detail": f"the worker process {how} while running this job, twice",
                 },
             )
+            queue.extendleft(reversed(follow or []))
+
+    def ready_info(self) -> list[dict[str, Any]]:
+        """The ``ready`` message of every live worker (startup facts: warm-up, collection)."""
+        return [w.info for w in self.workers if w.state != "dead" and w.info]
 
     def worker_startup(self) -> float:
         """Longest observed worker start (interpreter + imports + collection), in seconds."""

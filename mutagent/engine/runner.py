@@ -361,6 +361,12 @@ class Engine:
         with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
             pool.run(jobs, on_result)
         self.stats.worker_startup = pool.worker_startup()
+        started = {i.get("warm", {}).get("started_thread") for i in pool.ready_info()} - {None}
+        if started:
+            warning(
+                f"importing {', '.join(sorted(started))} before forking started a thread; the workers "
+                "stopped preparing lazy imports there (the control run checks the rest)"
+            )
 
     def _flaky_policy(self, baseline: Baseline) -> set[str]:
         flaky = baseline.flaky
@@ -407,23 +413,34 @@ class Engine:
         # longest first: the slowest mutants start early and do not leave one worker finishing alone
         jobs.sort(key=lambda job: -job.watchdog)
         fresh_imports = [job for job in jobs if job.payload["swap"] is None]
-        self._zygote_control(store, pool, fresh_imports, fallback_allowance)
+        control = self._zygote_control(fresh_imports, fallback_allowance)
+        if control is not None:  # the fresh imports wait for it; the other mutants need not
+            jobs = [control, *(job for job in jobs if job.payload["swap"] is not None)]
 
-        def on_result(job: Job, result: dict[str, Any]) -> None:
+        def on_result(job: Job, result: dict[str, Any]) -> list[Job] | None:
+            if job.id == zygote_control.CONTROL_ID:
+                self._account_cpu("zygote-control", result)
+                assert self.baseline is not None
+                note = zygote_control.settle(self.baseline, fresh_imports, job.payload["tests"], result)
+                store.save_baseline(self.baseline_key, self.baseline.to_json())
+                if note:
+                    warning(note)
+                return fresh_imports
             plan: Plan = job.data
             mutant_result = classify(plan, result)
             store.save_result(mutant_result, plan.fingerprint)
             self._account(result)
             progress.advance(mutant_result.status)
+            return None
 
-        with RunProgress(self.console, len(jobs)) as progress:
+        with RunProgress(self.console, len(pending)) as progress:
             pool.run(jobs, on_result, progress.tick)
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
 
-    def _zygote_control(self, store: Store, pool: Pool, jobs: list[Job], allowance: float) -> None:
-        """Check (once per test, stored with the baseline) that the tests judging fresh-import
-        mutants pass unmutated in a zygote child, then pick each such job's launcher."""
+    def _zygote_control(self, jobs: list[Job], allowance: float) -> Job | None:
+        """The zygote's control job for the fresh-import ``jobs`` (see ``zygote_control``), or
+        ``None`` when their launchers are settled without one."""
         baseline = self.baseline
         enabled = self.config.zygote and baseline is not None and bool(baseline.preload)
 
@@ -432,13 +449,13 @@ class Engine:
             durations = sum(baseline.duration(t) for t in tests)
             return durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
 
-        outcome = zygote_control.prepare(pool, baseline, jobs, enabled, timeout_of, allowance)
-        if outcome.result is not None:
-            self._account_cpu("zygote-control", outcome.result)
-        if outcome.checked and baseline is not None:
-            store.save_baseline(self.baseline_key, baseline.to_json())
-        if outcome.warning:
-            warning(outcome.warning)
+        note = None
+        control = zygote_control.control_for(baseline, jobs, enabled, timeout_of, allowance)
+        if control is None and enabled and baseline is not None and jobs:
+            note = zygote_control.settle(baseline, jobs, [], None)  # recorded in an earlier run
+        if note:
+            warning(note)
+        return control
 
     def _account_cpu(self, kind: str, result: dict[str, Any]) -> None:
         self.stats.cpu.setdefault(kind, []).append(float(result.get("cpu", 0.0)))

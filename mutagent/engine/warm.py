@@ -19,22 +19,40 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 
-def import_all(names: list[str]) -> list[str]:
-    """Import ``names`` in the order the baseline imported them; returns those that failed
-    (aliases pytest registers by hand, modules that only import in their parent's context...):
-    a failed import only means the test process imports it itself, as it always did."""
-    failed = []
+@dataclass
+class Imported:
+    """What ``import_all`` did."""
+
+    failed: list[str] = field(default_factory=list)  # left to the test processes, as before
+    started_thread: str | None = None  # the module whose import started a thread (import stopped)
+
+
+def import_all(names: list[str]) -> Imported:
+    """Import ``names`` in the order the baseline imported them.
+
+    A failed import (an alias pytest registers by hand, a module that only imports in its
+    parent's context...) only means the test processes import it themselves, as they always did.
+    Importing stops at the first module that starts a thread: a process about to fork must not
+    gain threads (a forked child gets none of them, and may inherit a lock one of them held).
+    """
+    result = Imported()
+    threads = threading.active_count()
     for name in names:
         if name in sys.modules:
             continue
         try:
             importlib.import_module(name)
         except (Exception, SystemExit):  # any failure just leaves it to the tests
-            failed.append(name)
-    return failed
+            result.failed.append(name)
+        if threading.active_count() > threads:
+            result.started_thread = name
+            break
+    return result
 
 
 def _subclasses(cls: type) -> list[type]:

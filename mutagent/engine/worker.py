@@ -87,7 +87,7 @@ class Worker:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
         warm_started = time.monotonic()
-        warm.import_all(self.config.get("preload", []))
+        imported = warm.import_all(self.config.get("preload", []))
         built = warm.build_models(self.config.get("models", []))
         warm_time = time.monotonic() - warm_started
         self.index = child_mod.build_index(self.config["targets"])
@@ -101,7 +101,11 @@ class Worker:
                 "collected": list(self.items),
                 "startup": self.startup,
                 "live_functions": len(self.index),
-                "warm": {"models_built": built, "seconds": warm_time},
+                "warm": {
+                    "models_built": built,
+                    "seconds": warm_time,
+                    "started_thread": imported.started_thread,
+                },
                 "cpu": time.process_time(),
             },
         )

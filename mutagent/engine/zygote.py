@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     with open(argv[0], encoding="utf-8") as handle:
         config = json.load(handle)
-    failed = import_all(config["preload"])
+    imported = import_all(config["preload"])
     import pytest  # noqa: F401 - the children call pytest.main; importing it once is the point
 
     build_models(config.get("models", []))
@@ -122,7 +122,7 @@ def main(argv: list[str]) -> int:
     leaked = contamination(config["root"])
     if leaked:
         problem = f"preloading imported modules of the target: {', '.join(leaked[:5])}"
-    elif threading.active_count() > 1:
+    elif imported.started_thread or threading.active_count() > 1:
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.current_thread())
         problem = f"preloading started threads ({names}); forking would copy them half-run"
     if problem:
@@ -135,8 +135,8 @@ def main(argv: list[str]) -> int:
         {
             "type": "ready",
             "pid": os.getpid(),
-            "preloaded": len(config["preload"]) - len(failed),
-            "failed": failed,
+            "preloaded": len(config["preload"]) - len(imported.failed),
+            "failed": imported.failed,
             "startup": time.monotonic() - started,
             "cpu": time.process_time(),
         },

@@ -13,11 +13,10 @@ only tests it never checked. A mutant judged by any test not green there runs in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from mutagent.engine.baseline import Baseline
-from mutagent.engine.pool import Job, Pool
+from mutagent.engine.pool import Job
 
 CONTROL_ID = "zygote-control"
 AFFINITY = "zygote"  # the worker whose zygote is warm keeps getting the fresh-import jobs
@@ -76,47 +75,37 @@ def assign_launchers(jobs: list[Job], bad: set[str], zygote: bool) -> int:
     return fresh
 
 
-@dataclass
-class Outcome:
-    """What ``prepare`` did: whether the baseline gained control outcomes (save it), the control
-    job's result (for CPU accounting) and a warning for the user, if any."""
-
-    checked: bool = False
-    result: dict[str, Any] | None = None
-    warning: str | None = None
-
-
-def prepare(
-    pool: Pool,
+def control_for(
     baseline: Baseline | None,
     jobs: list[Job],
     enabled: bool,
     timeout_of: Callable[[list[str]], float],
     allowance: float,
-) -> Outcome:
-    """Run the control for the tests of ``jobs`` never checked, then set every job's launcher."""
+) -> Job | None:
+    """The control job the fresh-import ``jobs`` must wait for; ``None`` when there is nothing to
+    check (then ``settle`` them at once), or when the zygote is off (then they are settled here)."""
     if not jobs or baseline is None or not enabled:
         assign_launchers(jobs, set(), zygote=False)
-        return Outcome()
-    outcome = Outcome()
+        return None
     unchecked = tests_to_check(baseline, jobs)
-    if unchecked:
-        results: list[dict[str, Any]] = []
-        pool.run([control_job(unchecked, timeout_of(unchecked), allowance)], lambda _, r: results.append(r))
-        outcome.result = results[0]
-        problem = record(baseline, unchecked, results[0])
+    return control_job(unchecked, timeout_of(unchecked), allowance) if unchecked else None
+
+
+def settle(
+    baseline: Baseline, jobs: list[Job], checked: list[str], result: dict[str, Any] | None
+) -> str | None:
+    """Record the control ``result`` for the ``checked`` tests (if any) and set every job's
+    launcher; returns a warning for the user, if one is due."""
+    if result is not None:
+        problem = record(baseline, checked, result)
         if problem:
             assign_launchers(jobs, set(), zygote=False)
-            outcome.warning = (
-                f"fresh imports run as new processes (slower): zygote control run failed: {problem}"
-            )
-            return outcome
-        outcome.checked = True
+            return f"fresh imports run as new processes (slower): zygote control run failed: {problem}"
     bad = untrusted(baseline)
     if assign_launchers(jobs, bad, zygote=True):
         shown = ", ".join(sorted(bad)[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        outcome.warning = (
+        return (
             f"{len(bad)} tests do not pass unmutated in the fresh-import zygote ({shown}); "
             "the mutants they judge run in new processes instead"
         )
-    return outcome
+    return None

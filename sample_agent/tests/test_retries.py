@@ -70,6 +70,21 @@ def test_429_waits_what_retry_after_says(fake_model, make_agent, headers, planne
     assert [(r["reason"], r["delay"]) for r in h.retries()] == [("status_429", planned)]
 
 
+@pytest.mark.parametrize("headers", [{"retry-after": "whenever"}, {}], ids=["garbage", "absent"])
+def test_429_without_a_usable_retry_after_backs_off(fake_model, make_agent, headers):
+    """An unparseable or missing Retry-After is neither trusted nor a reason to hammer the server:
+    the agent falls back to its own exponential backoff (0.5 s for the first retry, +-10 % jitter)."""
+    h = make_agent()
+    fake_model.script(b.http_error(429, headers=headers), b.ok(text="Hi"))
+
+    assert h.agent.run("hello") == "Hi"
+
+    assert fake_model.request_count == 2
+    [planned] = h.sleep.calls
+    assert 0.45 <= planned <= 0.55
+    assert [(r["reason"], r["delay"]) for r in h.retries()] == [("status_429", planned)]
+
+
 def test_429_gives_up_after_the_attempt_limit(fake_model, make_agent):
     h = make_agent(policy=RetryPolicy(max_attempts=3))
     fake_model.script(*[b.http_error(429, headers={"retry-after": "1"}) for _ in range(3)])
