@@ -79,7 +79,7 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
         for title, header, rows in section.tables:
             out += ["", f"{title}:", "", *_table(header, rows)]
         if section.notes:
-            out += [""] + [f"- {note}" for note in section.notes]
+            out += [""] + [f"- {note}" for note in dict.fromkeys(section.notes)]
     return "\n".join(out) + "\n"
 
 

@@ -197,27 +197,26 @@ def _time_split(name: str, pairs: list[Pair], section: Section) -> None:
     The estimate removes that share of the mutant phase from mutagent's wall: an approximation of a
     run over plain-body mutants only (start-up, baseline and control run stay)."""
     estimates = []
+    note = ""
     for pair in pairs:
         info = pair.mutagent
         found = categorise(info.data.mutants, info.data.sources, info.modules)
-        busy = {
-            m.id: info.data.results[m.id].duration for m in info.data.mutants if m.id in info.data.results
-        }
+        busy = {m.id: r.duration for m in info.data.mutants if (r := info.data.results.get(m.id))}
         total = sum(busy.values())
         outside = sum(d for mutant_id, d in busy.items() if found.of.get(mutant_id) != PLAIN)
         note = (
             f"{name}: mutagent ran {info.swapped} mutants by code swap, {info.fresh_imports} by fresh import"
         )
         if total <= 0 or outside <= 0 or info.mutant_phase != info.mutant_phase:
-            section.notes.append(note + ".")
+            note += " (last run)."
             continue
         share = outside / total
         estimates.append(pair.mutmut.measurement.wall / (info.wall - share * info.mutant_phase))
         others = len(info.data.mutants) - found.counts[PLAIN]
-        section.notes.append(
-            f"{note}; {share:.0%} of its worker time went to the {others} mutants outside plain "
-            "function bodies."
+        note += (
+            f"; {share:.0%} of its worker time went to the {others} mutants outside plain function bodies."
         )
+    section.notes.append(note)
     if estimates:
         section.figures.append(
             Figure(f"{name}: mutmut wall ÷ mutagent wall, plain-body mutants only (estimate)", estimates, "x")

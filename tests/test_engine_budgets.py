@@ -14,9 +14,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mutagent.engine.baseline import Baseline
 from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
-from mutagent.engine.plan import Plan
+from mutagent.engine.imports import ImportGraph
+from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.runner import Engine
 from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.model import Location, Mutant, Status, TextPatch
@@ -98,3 +100,18 @@ def test_a_finished_run_says_nothing_about_tests_not_run() -> None:
     result = classify(plan, {"status": "done", "tests": [record], "running": None, "detail": ""})
     assert result.status is Status.KILLED
     assert "selected tests ran" not in (result.status_reason or "")
+
+
+def test_a_test_keeping_several_cores_busy_gets_its_cpu_time_as_budget() -> None:
+    baseline = Baseline(
+        tests={
+            "t::busy": {"outcome": "passed", "duration": 1.0},
+            "t::idle": {"outcome": "passed", "duration": 1.0},
+        },
+        order=["t::busy", "t::idle"],
+        coverage={},
+        control={"t::busy": {"outcome": "passed", "duration": 1.0, "cpu": 3.0}, "t::idle": {"cpu": 0.2}},
+    )
+    planner = Planner({}, {}, baseline, set(), False, 2.0, 1.0, ImportGraph({}, {}))
+    assert planner.test_budget("t::busy") == 3.0 * 2.0 + 1.0 + FORK_ALLOWANCE
+    assert planner.test_budget("t::idle") == 1.0 * 2.0 + 1.0 + FORK_ALLOWANCE

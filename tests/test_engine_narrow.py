@@ -121,8 +121,11 @@ def test_imports_inside_functions_and_try_blocks_are_followed() -> None:
 
 
 def test_a_default_argument_selects_the_functions_body() -> None:
-    files = {"calc/limits.py": LIMITS + "\n\ndef take(items, n=MAX_ITEMS):\n    return items[:n]\n"}
-    assert narrow(files, line=3).lines == {"calc/limits.py": {8, 20}}
+    extra = (
+        "\n\ndef take(items, n=MAX_ITEMS):\n    return items[:n]\n"
+        "\n\nclass Box:\n    def get(self, n=MAX_ITEMS):\n        return n\n"
+    )
+    assert narrow({"calc/limits.py": LIMITS + extra}, line=3).lines == {"calc/limits.py": {8, 20, 25}}
 
 
 def test_test_files_naming_the_constant_in_any_way_are_selected_whole() -> None:

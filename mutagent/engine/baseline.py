@@ -51,6 +51,11 @@ class Baseline:
         forked = float(self.control.get(nodeid, {}).get("duration", 0.0))
         return max(plain, forked)
 
+    def cpu(self, nodeid: str) -> float:
+        """CPU seconds the test's process used alone in the forking harness (all its threads:
+        on several cores that can exceed its wall duration)."""
+        return float(self.control.get(nodeid, {}).get("cpu", 0.0))
+
     def to_json(self) -> dict[str, Any]:
         coverage = {
             f: {str(line): tests for line, tests in lines.items()} for f, lines in self.coverage.items()

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterable
 
 
-def _resolve_relative(module: str | None, level: int, importer: str, is_package: bool) -> str | None:
+def resolve_relative(module: str | None, level: int, importer: str, is_package: bool) -> str | None:
     if level == 0:
         return module
     parts = importer.split(".") if importer else []
@@ -39,7 +39,7 @@ def imported_modules(source: str, importer: str, is_package: bool) -> set[str]:
                 parts = alias.name.split(".")
                 found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
         elif isinstance(node, ast.ImportFrom):
-            base = _resolve_relative(node.module, node.level, importer, is_package)
+            base = resolve_relative(node.module, node.level, importer, is_package)
             if base is None:
                 continue
             parts = base.split(".")

@@ -150,8 +150,10 @@ class Planner:
 
     def test_budget(self, nodeid: str) -> float:
         """CPU seconds one test may burn in a mutant's process: the rule of a one-test job's
-        timeout (its baseline wall duration x factor + constant, plus the fork allowance)."""
-        return self.baseline.duration(nodeid) * self.factor + self.constant + FORK_ALLOWANCE
+        timeout, applied to the larger of its baseline wall duration and its baseline CPU time
+        (a test keeping several cores busy uses more CPU than wall time)."""
+        base = max(self.baseline.duration(nodeid), self.baseline.cpu(nodeid))
+        return base * self.factor + self.constant + FORK_ALLOWANCE
 
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))

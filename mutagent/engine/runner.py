@@ -9,11 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,36 +32,10 @@ from mutagent.engine.mutants import MutantSource, OperatorMutants
 from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.pool import Job, Pool
 from mutagent.engine.progress import RunProgress
+from mutagent.engine.stats import RunStats
 from mutagent.errors import BaselineError, MutagentError, UsageError
 from mutagent.model import Mutant, MutantResult, Status, TestInfo
 from mutagent.store import STORE_DIR, Store
-
-
-@dataclass
-class RunStats:
-    """Numbers about the run itself (not about the suite's quality) for the closing line."""
-
-    mutants: int = 0
-    ran: int = 0
-    reused: int = 0
-    decided: int = 0  # Ignored / CompileError / NoCoverage without running
-    baseline_cached: bool = False
-    workers: int = 0
-    swapped: int = 0
-    fresh_imports: int = 0  # mutants applied by a fresh import (zygote child or new process)
-    zygote_imports: int = 0  # of those, forked from a zygote
-    zygote_boots: int = 0
-    fallback_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
-    overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
-    cpu: dict[str, list[float]] = field(default_factory=dict)  # job kind -> CPU seconds per job
-    wall: float = 0.0
-    worker_startup: float = 0.0
-    worker_restarts: int = 0
-
-    @property
-    def median_overhead(self) -> float | None:
-        return statistics.median(self.overheads) if self.overheads else None
-
 
 # Narrows the generated mutant list (``--since``, ``--shard``): gets every mutant, returns those to run.
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
@@ -341,13 +313,14 @@ class Engine:
             jobs.append(Job(f"control:{nodeid}", payload, watchdog=timeout + FORK_ALLOWANCE, data=nodeid))
 
         def on_result(job: Job, result: dict[str, Any]) -> None:
-            self._account_cpu("control", result)
+            self.stats.record_cpu("control", result)
             record = next((t for t in result.get("tests", []) if t["nodeid"] == job.data), None)
             if result["status"] == "done" and record is not None:
                 baseline.control[job.data] = {
                     "outcome": record["outcome"],
                     "duration": record["duration"],
                     "message": record.get("message", ""),
+                    "cpu": float(result.get("cpu", 0.0)),  # all threads, for the per-test CPU budget
                 }
             else:
                 lines = (result.get("detail") or "").strip().splitlines()
@@ -419,7 +392,7 @@ class Engine:
 
         def on_result(job: Job, result: dict[str, Any]) -> list[Job] | None:
             if job.id == zygote_control.CONTROL_ID:
-                self._account_cpu("zygote-control", result)
+                self.stats.record_cpu("zygote-control", result)
                 assert self.baseline is not None
                 note = zygote_control.settle(self.baseline, fresh_imports, job.payload["tests"], result)
                 store.save_baseline(self.baseline_key, self.baseline.to_json())
@@ -457,27 +430,11 @@ class Engine:
             warning(note)
         return control
 
-    def _account_cpu(self, kind: str, result: dict[str, Any]) -> None:
-        self.stats.cpu.setdefault(kind, []).append(float(result.get("cpu", 0.0)))
-
     def _account(self, result: dict[str, Any]) -> None:
-        self._account_cpu(f"{result.get('mode')}:{result.get('launcher', '')}".rstrip(":"), result)
-        self.stats.ran += 1
-        if result.get("mode") == "fallback":
-            self.stats.fresh_imports += 1
-            boot = float(result.get("zygote_boot") or 0.0)
-            self.stats.zygote_boots += 1 if boot else 0
-            self.stats.fallback_costs.append(max(0.0, float(result.get("elapsed", 0.0)) - boot))
-            if result.get("launcher") == "zygote":
-                self.stats.zygote_imports += 1
-            elif result.get("zygote_problem") and result["zygote_problem"] not in self._zygote_warnings:
-                self._zygote_warnings.add(result["zygote_problem"])
-                warning(f"fresh imports run as new processes (slower): {result['zygote_problem']}")
-        elif result.get("mode") == "swap":
-            self.stats.swapped += 1
-            if result.get("status") == "done":
-                test_time = sum(float(t.get("duration", 0.0)) for t in result.get("tests", []))
-                self.stats.overheads.append(max(0.0, float(result.get("elapsed", 0.0)) - test_time))
+        note = self.stats.record_job(result)
+        if note and note not in self._zygote_warnings:
+            self._zygote_warnings.add(note)
+            warning(note)
 
 
 def run_engine(
