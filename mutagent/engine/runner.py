@@ -237,10 +237,13 @@ class Engine:
             modules=self._module_map(),
         )
         self.baseline = baseline
-        if not baseline.coverage:
-            warning(
-                "the baseline recorded no per-test coverage of any source file: every mutant will be "
-                "NoCoverage (do the tests import the target? is another tracer, e.g. a debugger, active?)"
+        if not any(baseline.coverage.values()):
+            # Every mutant would be NoCoverage or "survive": the suite exercises some other copy
+            # of the code (typically an installed package of the same name), or none at all.
+            raise UsageError(
+                f"no test executes any line of the {len(self.target.sources)} files to mutate: do the "
+                "tests import another copy of the code (an installed package of the same name)? "
+                "Run mutagent on the directory the tests import from"
             )
         self._control_run(baseline)
         return baseline
