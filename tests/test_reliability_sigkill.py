@@ -263,13 +263,6 @@ def test_a_sigkill_while_the_baseline_starts_leaves_no_orphan(tmp_path: Path) ->
                 pass
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: stale workspaces of SIGKILLed runs are only removed when a later run creates its own "
-    "workspace (mutagent/engine/runner.py _ensure_workspace); a run killed after storing its last result "
-    "leaves its copy in the temporary directory through any number of fully-reused runs",
-)
 def test_a_run_with_nothing_left_to_do_still_removes_a_killed_runs_workspace(tmp_path: Path) -> None:
     root = write_target(tmp_path / "calc-project", TARGET)
     specs = [HandMutant(CORE, "return a + b", "return a - b")]

@@ -81,6 +81,9 @@ class Engine:
                 f"another mutagent run is already using {self.config.root} "
                 f"(lock {lock_path}); wait for it or stop it"
             ) from None
+        # A SIGKILLed run's copy is removed now, not only when this run needs a copy of its own
+        # (a run that reuses every result never creates one).
+        sandbox.remove_stale_workspaces()
         try:
             store = Store.open(self.root, warn=warning)
             try:
