@@ -13,27 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mutagent.commands._targetargs import add_target_arguments
+
 HELP = "List the mutants a run would execute: id, operator, file, line, description (nothing is run)."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "path",
-        nargs="?",
-        default=".",
-        metavar="PATH",
-        help="the target project (default: the current directory)",
-    )
-    parser.add_argument(
-        "--paths",
-        action="append",
-        metavar="PATH",
-        help="source file or directory to mutate, relative to PATH (repeatable; default: "
-        "auto-detected packages and modules)",
-    )
-    parser.add_argument(
-        "--operators", metavar="SPEC", help="agent (default), generic, all, or a comma list of operator names"
-    )
+    add_target_arguments(parser, "the target project (default: the current directory)")
     parser.add_argument("--json", action="store_true", help="print the mutants as a JSON list")
 
 

@@ -16,6 +16,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mutagent.commands._reportargs import add_output_arguments
+from mutagent.commands._targetargs import add_target_arguments
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,29 +30,16 @@ HELP = "Run the target's test suite against every mutant of its agent code (resu
 
 def register(parser: argparse.ArgumentParser) -> None:
     """The engine's options, the shared report outputs, ``--since``/``--shard`` and the gate."""
-    parser.add_argument(
-        "path",
-        nargs="?",
-        default=".",
-        metavar="PATH",
-        help="the target project: pytest's rootdir and where sources and tests are found "
+    add_target_arguments(
+        parser,
+        "the target project: pytest's rootdir and where sources and tests are found "
         "(default: the current directory)",
-    )
-    parser.add_argument(
-        "--paths",
-        action="append",
-        metavar="PATH",
-        help="source file or directory to mutate, relative to PATH (repeatable; default: "
-        "auto-detected packages and modules)",
     )
     parser.add_argument(
         "--tests",
         metavar="ARGS",
         help='pytest arguments selecting the suite, e.g. "tests/ -k agent" (default: what '
         "pytest collects in PATH)",
-    )
-    parser.add_argument(
-        "--operators", metavar="SPEC", help="agent (default), generic, all, or a comma list of operator names"
     )
     parser.add_argument("--workers", metavar="N", help="parallel worker processes (default: number of cores)")
     parser.add_argument(
