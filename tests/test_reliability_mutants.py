@@ -402,13 +402,6 @@ DAMAGE_SPECS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=MutagentError,
-    reason="bug: a mutant that deletes a file of the isolated copy makes every later worker restart fail "
-    "to collect, and the whole run aborts (exit 4, 'a worker could not start: 1 errors while collecting "
-    "the tests:') instead of the copy being restored",
-)
 def test_a_mutant_that_deletes_a_copied_file_does_not_break_later_worker_restarts(tmp_path: Path) -> None:
     root = write_target(tmp_path / "project", DAMAGE_TARGET)
     before = tree_hash(root)

@@ -233,13 +233,6 @@ def is_baseline(process: psutil.Process) -> bool:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: mutagent/engine/protocol.py die_with_parent reads os.getppid() only when the baseline "
-    "plugin is imported; a run SIGKILLed during the baseline's pytest start-up leaves an orphaned "
-    "baseline running the whole suite (its new parent is taken for the engine)",
-)
 def test_a_sigkill_while_the_baseline_starts_leaves_no_orphan(tmp_path: Path) -> None:
     root = write_target(tmp_path / "slow" / "calc-project", SLOW_TARGET)
     spec = tmp_path / "mutants.json"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
+from mutagent.engine.protocol import parent_pid_env
 from mutagent.errors import BaselineError, MutagentError, UsageError
 
 
@@ -135,7 +136,7 @@ def run_baseline(
         process = subprocess.Popen(
             command,
             cwd=copy_root,
-            env={**env, "MUTAGENT_BASELINE": str(config_path)},
+            env={**env, "MUTAGENT_BASELINE": str(config_path), **parent_pid_env()},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

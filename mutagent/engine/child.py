@@ -58,6 +58,7 @@ def run_child(
     items: Sequence[Any],
     reports: dict[str, dict[str, Any]],
     fast: bool,
+    parent: int | None = None,
 ) -> None:
     """Body of a forked child; never returns.
 
@@ -74,7 +75,7 @@ def run_child(
             os.setpgid(0, 0)
         except OSError:
             pass
-        die_with_parent()
+        die_with_parent(parent)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         prepare()
         reports.clear()

@@ -22,7 +22,7 @@ from typing import Any
 
 from mutagent.engine.fallback_result import Exit, RunFiles, interpret, read_progress, timeout_result
 from mutagent.engine.procs import kill_group
-from mutagent.engine.protocol import send
+from mutagent.engine.protocol import parent_pid_env, send
 from mutagent.engine.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
@@ -94,7 +94,7 @@ class FallbackRunner:
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", *args],
                 cwd=self.config["root"],
-                env={**self.env, **env},
+                env={**self.env, **env, **parent_pid_env()},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
-from mutagent.engine.protocol import recv, send
+from mutagent.engine.protocol import parent_pid_env, recv, send
 from mutagent.errors import MutagentError, UsageError
 
 MAX_STARTUP_FAILURES = 3
@@ -75,12 +75,23 @@ def _kill(worker: _Worker, sig: int = signal.SIGKILL) -> None:
 class Pool:
     """``size`` warm workers running ``command`` in ``cwd``."""
 
-    def __init__(self, size: int, command: list[str], cwd: Path, env: dict[str, str], log_dir: Path) -> None:
+    def __init__(
+        self,
+        size: int,
+        command: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        log_dir: Path,
+        before_restart: Callable[[], None] | None = None,
+    ) -> None:
+        """``before_restart`` runs before a dead worker is replaced (the engine repairs the copy
+        there: a mutant that deleted a file of the copy must not break every later start)."""
         self.size = size
         self.command = command
         self.cwd = cwd
         self.env = env
         self.log_dir = log_dir
+        self.before_restart = before_restart
         self.selector = selectors.DefaultSelector()
         self.workers: list[_Worker] = []
         self.startup_failures = 0
@@ -101,6 +112,7 @@ class Pool:
         log = self.log_dir / f"worker-{slot}-{self.spawn_count}.log"
         env = dict(self.env)
         env["MUTAGENT_WORKER_FDS"] = f"{to_read},{from_write}"
+        env.update(parent_pid_env())
         with open(log, "wb") as handle:
             process = subprocess.Popen(
                 self.command,
@@ -267,6 +279,8 @@ class Pool:
                     exitcodes.INTERNAL_ERROR,
                 )
         self.restarts += 1
+        if self.before_restart is not None:
+            self.before_restart()
         self.workers[self.workers.index(worker)] = self._spawn(worker.slot)
         if job is None:
             return

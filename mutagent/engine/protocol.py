@@ -53,12 +53,30 @@ def recv(fd: int) -> Any | None:
         return None
 
 
-def die_with_parent() -> None:
+PARENT_PID_ENV = "MUTAGENT_PARENT_PID"
+
+
+def parent_pid_env() -> dict[str, str]:
+    """Environment entry naming this process as the parent of a subprocess about to be started,
+    so that the subprocess can tell whether its parent is already gone (see ``die_with_parent``)."""
+    return {PARENT_PID_ENV: str(os.getpid())}
+
+
+def die_with_parent(parent: int | None = None) -> None:
     """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere), so that a
-    SIGKILLed ``mutagent run`` never leaves workers or mutant children spinning behind it."""
+    SIGKILLed ``mutagent run`` never leaves workers or mutant children spinning behind it.
+
+    ``parent`` is the pid the caller expects as its parent: a forked child passes the pid its
+    parent had before the fork; a subprocess reads it from ``MUTAGENT_PARENT_PID`` (set by
+    ``parent_pid_env``). Reading ``os.getppid()`` here instead would be too late: a parent killed
+    while the subprocess was still starting has already been replaced by init or a subreaper,
+    and the orphan would take that for its parent and run on.
+    """
+    if parent is None:
+        named = os.environ.pop(PARENT_PID_ENV, "")
+        parent = int(named) if named.isdigit() else os.getppid()
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG

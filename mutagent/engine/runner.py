@@ -24,6 +24,7 @@ from mutagent.engine import sandbox, zygote_control
 from mutagent.engine.baseline import Baseline, run_baseline
 from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
+from mutagent.engine.copyguard import CopyGuard
 from mutagent.engine.discover import Target, discover
 from mutagent.engine.fingerprint import baseline_key
 from mutagent.engine.imports import ImportGraph
@@ -58,6 +59,8 @@ class Engine:
         self.root = config.root.resolve()
         self.stats = RunStats()
         self.workspace: sandbox.Workspace | None = None
+        self.copy_guard: CopyGuard | None = None
+        self._copy_repairs = 0
         self.pool: Pool | None = None
         self.target: Target
         self.files: dict[str, str] = {}
@@ -203,6 +206,7 @@ class Engine:
         if self.workspace is None:
             sandbox.remove_stale_workspaces()
             self.workspace = sandbox.create_workspace(self.root)
+            self.copy_guard = CopyGuard(self.root, self.workspace.copy_of(self.root))
             base_env = sandbox.scrub_environment(dict(os.environ), self.config.pass_env)
             self.env = sandbox.test_environment(self.workspace, self.target.import_roots(), base_env)
             self.env["PYTEST_DEBUG_TEMPROOT"] = str(self.workspace.aux / "tmp")  # tmp_path dirs die with us
@@ -280,7 +284,7 @@ class Engine:
             ]
             size = max(1, min(self.config.workers, jobs))
             env = {**self.env, "MUTAGENT_WORKER": str(config_path)}
-            self.pool = Pool(size, command, self.copy_root, env, workspace.aux)
+            self.pool = Pool(size, command, self.copy_root, env, workspace.aux, self._repair_copy)
             self.pool.start()
             self.stats.workers = size
         return self.pool
@@ -406,6 +410,7 @@ class Engine:
                     warning(note)
                 return fresh_imports
             plan: Plan = job.data
+            self._repair_copy(plan.mutant.id)
             mutant_result = classify(plan, result)
             store.save_result(mutant_result, plan.fingerprint)
             self._account(result)
@@ -435,6 +440,27 @@ class Engine:
         if note:
             warning(note)
         return control
+
+    def _repair_copy(self, mutant_id: str | None = None) -> None:
+        """Put back whatever the last mutant changed in the isolated copy (see ``copyguard``)."""
+        if self.copy_guard is None:
+            return
+        repair = self.copy_guard.repair()
+        if not repair:
+            return
+        self._copy_repairs += 1
+        if self._copy_repairs == 1:
+            changed = ", ".join(sorted(repair.restored + repair.removed)[:3])
+            who = f"mutant {mutant_id}" if mutant_id else "a crashed worker's mutant"
+            warning(
+                f"{who} changed files of the isolated copy ({changed}); restored before the next "
+                "mutant (your tree is untouched)"
+            )
+        if repair.changed_in_tree:
+            warning(
+                f"restored {', '.join(repair.changed_in_tree[:3])} in the copy from your tree, which was "
+                "edited during the run: later verdicts may mix old and new code"
+            )
 
     def _account(self, result: dict[str, Any]) -> None:
         note = self.stats.record_job(result)

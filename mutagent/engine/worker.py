@@ -199,6 +199,7 @@ class Worker:
             child_mod.apply_swaps(self.index, swaps)
 
         read_fd, write_fd = os.pipe()
+        me = os.getpid()
         pid = os.fork()
         if pid == 0:  # the mutant child
             os.close(read_fd)
@@ -209,6 +210,7 @@ class Worker:
                 items,
                 self.reports,
                 bool(job.get("fast")),
+                parent=me,
             )
         os.close(write_fd)
         try:

@@ -44,7 +44,7 @@ def contamination(root: str) -> list[str]:
     return [name for name, module in list(sys.modules.items()) if module_under(module, real_root)]
 
 
-def _child(request: dict[str, Any], close_fds: tuple[int, ...]) -> None:
+def _child(request: dict[str, Any], close_fds: tuple[int, ...], parent: int) -> None:
     """Body of one forked run; never returns. Its exit status is pytest's exit code, 70 when the
     harness itself failed (the worker then reports a RuntimeError, never a kill)."""
     status = 70
@@ -55,7 +55,7 @@ def _child(request: dict[str, Any], close_fds: tuple[int, ...]) -> None:
             os.setpgid(0, 0)
         except OSError:
             pass
-        die_with_parent()
+        die_with_parent(parent)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
@@ -88,9 +88,10 @@ def serve(in_fd: int, out_fd: int) -> None:
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        me = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(message, (in_fd, out_fd))
+            _child(message, (in_fd, out_fd), me)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         except OSError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutagent.engine.protocol import recv
+from mutagent.engine.protocol import parent_pid_env, recv
 
 
 class ZygoteLost(Exception):
@@ -39,7 +39,7 @@ class ZygoteClient:
     def __init__(self, config_path: Path, cwd: str, env: dict[str, str], log: Path) -> None:
         to_read, to_write = os.pipe()
         from_read, from_write = os.pipe()
-        env = {**env, "MUTAGENT_ZYGOTE_FDS": f"{to_read},{from_write}"}
+        env = {**env, "MUTAGENT_ZYGOTE_FDS": f"{to_read},{from_write}", **parent_pid_env()}
         with open(log, "ab") as handle:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "mutagent.engine.zygote", str(config_path)],
