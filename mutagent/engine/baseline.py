@@ -113,7 +113,42 @@ def _error_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def run_baseline(
+class RunningBaseline:
+    """The baseline's pytest process, started; ``wait`` for its verdict or ``abort`` it.
+
+    Starting it is separate from waiting so that the engine can generate the mutants (pure
+    CPU work in its own process) while the baseline runs the suite in another.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], out_path: Path, log_path: Path) -> None:
+        self.process = process
+        self.out_path = out_path
+        self.log_path = log_path
+
+    def wait(self) -> Baseline:
+        """The baseline; a one-line error unless the suite is green."""
+        try:
+            returncode = self.process.wait()
+        except BaseException:
+            self.abort()
+            raise
+        output = self.log_path.read_text(encoding="utf-8", errors="replace")
+        try:
+            result = json.loads(self.out_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            result = None
+        return _interpret(result, returncode, output)
+
+    def abort(self) -> None:
+        """Kill the run and everything it started (its own process group)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+
+
+def start_baseline(
     *,
     copy_root: Path,
     aux: Path,
@@ -121,8 +156,8 @@ def run_baseline(
     pytest_args: list[str],
     sources: dict[str, str],
     modules: dict[str, str],
-) -> Baseline:
-    """Run the suite once with per-test coverage; raise a one-line error unless it is green.
+) -> RunningBaseline:
+    """Start the suite once with per-test coverage (``RunningBaseline.wait`` judges it).
 
     ``sources`` maps absolute paths in the copy to relative paths; ``modules`` maps each source's
     module name to the copy's file (to detect a shadowing installed copy).
@@ -142,21 +177,7 @@ def run_baseline(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    try:
-        returncode = process.wait()
-    except BaseException:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
-        raise
-    output = log_path.read_text(encoding="utf-8", errors="replace")
-    try:
-        result = json.loads(out_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        result = None
-    return _interpret(result, returncode, output)
+    return RunningBaseline(process, out_path, log_path)
 
 
 def _interpret(result: dict[str, Any] | None, returncode: int, output: str) -> Baseline:

@@ -41,12 +41,18 @@ class FallbackRunner:
         self.startup = startup
         self.parent = parent
         self.zygote: ZygoteClient | None = None
-        self.zygote_problem: str | None = None if config.get("zygote") else "the zygote is disabled"
+        self.zygote_problem: str | None = None
+        self.use_zygote(config.get("zygote"))
         self.zygote_deaths = 0
         self.zygote_boots = 0
         self.current_group: int | None = None
         self.runs = 0
         self.child_cpu = 0.0  # CPU seconds of zygote children (not this process's children)
+
+    def use_zygote(self, config_path: str | None) -> None:
+        """Fork fresh imports from a zygote configured by ``config_path`` (``None``: never)."""
+        self.config["zygote"] = config_path
+        self.zygote_problem = None if config_path else "the zygote is disabled"
 
     def stop(self) -> None:
         """Kill the running fresh-import process (if any) and the zygote."""

@@ -28,7 +28,7 @@ FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on 
 class Plan:
     mutant: Mutant
     locus: Locus
-    covering: list[str]  # node ids, fastest first
+    covering: list[str]  # node ids, most focused first (see ``Planner.test_order``)
     fingerprint: str
     status: Status | None = None  # decided without running (Ignored, CompileError, NoCoverage)
     reason: str | None = None
@@ -63,6 +63,27 @@ class Planner:
         self._maps: dict[str, SourceMap] = {}
         self._original_code: dict[tuple[str, str], CodeType] = {}
         self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
+        self._breadth: dict[str, int] | None = None
+
+    def test_order(self, nodeid: str) -> tuple[int, float, str]:
+        """Sort key of the covering tests: the most focused test first (fewest source lines
+        covered), then the fastest.
+
+        With ``--fast`` a mutant stops at its first failing test, so the order decides the cost.
+        A test that covers few lines is a unit-like test written about those lines, and the
+        likeliest to notice when one of them changes; a test that runs the whole agent turn
+        covers the mutated line too but usually asserts on something else. On the sample
+        agent's full kill matrix this order halves the test time spent before the first kill
+        compared with fastest-first (see bench/RESULTS.md).
+        """
+        if self._breadth is None:
+            breadth: dict[str, int] = {}
+            for lines in self.baseline.coverage.values():
+                for tests in lines.values():
+                    for test in tests:
+                        breadth[test] = breadth.get(test, 0) + 1
+            self._breadth = breadth
+        return (self._breadth.get(nodeid, 0), self.baseline.duration(nodeid), nodeid)
 
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
@@ -72,7 +93,7 @@ class Planner:
     def covering_tests(
         self, file: str, locus: Locus, mutated_source: str | None = None
     ) -> tuple[list[str], str]:
-        """The tests that can observe a mutant at ``locus``, fastest first, and for module-level
+        """The tests that can observe a mutant at ``locus``, most focused first, and for module-level
         mutants how they were chosen (narrowed to the readers of the names it binds when
         ``narrow`` can see them all, else everything importing the module)."""
         how = ""
@@ -83,7 +104,7 @@ class Planner:
         else:
             by_line = self.baseline.coverage.get(file, {})
             tests = {t for line in locus.lines for t in by_line.get(line, ()) if t in self.usable_set}
-        return sorted(tests, key=lambda t: (self.baseline.duration(t), t)), how
+        return sorted(tests, key=self.test_order), how
 
     def _importers_tests(self, file: str) -> set[str]:
         """The broad selection: whoever imports the module (directly or not) may depend on it."""

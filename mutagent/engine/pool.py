@@ -237,6 +237,8 @@ class Pool:
         elif kind == "fatal":
             self._fatal(worker, message)
         elif kind == "result" and worker.job is not None:
+            if "warm" in message:
+                worker.info["warm"] = message["warm"]
             job = worker.job
             worker.state, worker.job = "idle", None
             queue.extendleft(reversed(on_result(job, message) or []))

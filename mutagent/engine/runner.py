@@ -21,7 +21,7 @@ from rich.console import Console
 from mutagent import exitcodes
 from mutagent.console import warning
 from mutagent.engine import sandbox, zygote_control
-from mutagent.engine.baseline import Baseline, run_baseline
+from mutagent.engine.baseline import Baseline, RunningBaseline, start_baseline
 from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
 from mutagent.engine.copyguard import CopyGuard
@@ -40,6 +40,8 @@ from mutagent.store import STORE_DIR, Store
 
 # Narrows the generated mutant list (``--since``, ``--shard``): gets every mutant, returns those to run.
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
+
+WARM_FILE = "warm.json"
 
 
 class Engine:
@@ -114,21 +116,36 @@ class Engine:
     # --- steps ---------------------------------------------------------------------------
     def _run_locked(self, store: Store, source: MutantSource) -> None:
         self._read_files()
-        mutants = self._generate(store, source)
-        if self.mutant_filter is not None:
-            mutants = self.mutant_filter(mutants)
-        self.stats.mutants = len(mutants)
         key = baseline_key(
             self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env
         )
         self.baseline_key = key
         cached = store.load_baseline(key)
-        if cached is not None:
+        # The baseline's pytest process runs while this one generates the mutants and the
+        # workers start (import and collect: they learn what to warm up at their first job).
+        running = self._start_baseline() if cached is None else None
+        if running is not None:
+            try:
+                self._ensure_pool(self.config.workers)
+            except BaseException:
+                running.abort()
+                raise
+        try:
+            mutants = self._generate(store, source)
+            if self.mutant_filter is not None:
+                mutants = self.mutant_filter(mutants)
+        except BaseException:
+            if running is not None:
+                running.abort()
+            raise
+        self.stats.mutants = len(mutants)
+        if running is None:
+            assert cached is not None
             baseline = Baseline.from_json(cached)
             self.baseline = baseline
             self.stats.baseline_cached = True
         else:
-            baseline = self._fresh_baseline()
+            baseline = self._finish_baseline(running)
             store.save_baseline(key, baseline.to_json())
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
@@ -229,13 +246,9 @@ class Engine:
                 modules[name] = str(self.copy_root / relative)
         return modules
 
-    def _fresh_baseline(self) -> Baseline:
+    def _start_baseline(self) -> RunningBaseline:
         self._ensure_workspace()
-        self.console.print(
-            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
-            soft_wrap=True,
-        )
-        baseline = run_baseline(
+        return start_baseline(
             copy_root=self.copy_root,
             aux=self.workspace.aux,  # type: ignore[union-attr]
             env=self.env,
@@ -243,6 +256,13 @@ class Engine:
             sources={str(self.copy_root / rel): rel for rel in self.target.sources},
             modules=self._module_map(),
         )
+
+    def _finish_baseline(self, running: RunningBaseline) -> Baseline:
+        self.console.print(
+            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
+            soft_wrap=True,
+        )
+        baseline = running.wait()
         self.baseline = baseline
         if not any(baseline.coverage.values()):
             # Every mutant would be NoCoverage or "survive": the suite exercises some other copy
@@ -252,6 +272,7 @@ class Engine:
                 "tests import another copy of the code (an installed package of the same name)? "
                 "Run mutagent on the directory the tests import from"
             )
+        self._write_warm_up(baseline)
         self._control_run(baseline)
         return baseline
 
@@ -267,10 +288,10 @@ class Engine:
                     a for a in (self.config.tests or []) if not is_path_argument(a, self.copy_root)
                 ]
                 + self._common_args(),
-                "zygote": self._zygote_config(workspace),
-                "preload": self.baseline.preload if self.baseline else [],
-                "models": self.baseline.models if self.baseline else [],
+                "warm": str(workspace.aux / WARM_FILE),
             }
+            if self.baseline is not None:
+                self._write_warm_up(self.baseline)
             config_path = workspace.aux / "worker.json"
             config_path.write_text(json.dumps(config), encoding="utf-8")
             command = [
@@ -288,6 +309,22 @@ class Engine:
             self.pool.start()
             self.stats.workers = size
         return self.pool
+
+    def _write_warm_up(self, baseline: Baseline) -> None:
+        """Tell the workers what to import before their first fork (read at their first job:
+        they may have started while the baseline, which finds it out, was still running)."""
+        workspace = self._ensure_workspace()
+        path = workspace.aux / WARM_FILE
+        if path.exists():
+            return
+        warm = {
+            "preload": baseline.preload,
+            "models": baseline.models,
+            "zygote": self._zygote_config(workspace),
+        }
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(warm), encoding="utf-8")
+        partial.replace(path)  # a worker never reads half of it
 
     def _zygote_config(self, workspace: sandbox.Workspace) -> str | None:
         """The zygote's configuration file (``None``: every fresh import starts a new process)."""

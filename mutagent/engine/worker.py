@@ -13,6 +13,7 @@ its own pipe from the engine: if the engine dies, the worker kills its child and
 from __future__ import annotations
 
 import gc
+import json
 import marshal
 import os
 import resource
@@ -86,13 +87,7 @@ class Worker:
         if shadowed:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
-        warm_started = time.monotonic()
-        imported = warm.import_all(self.config.get("preload", []))
-        built = warm.build_models(self.config.get("models", []))
-        warm_time = time.monotonic() - warm_started
         self.index = child_mod.build_index(self.config["targets"])
-        gc.collect()
-        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
         send(
             self.out_fd,
             {
@@ -101,22 +96,48 @@ class Worker:
                 "collected": list(self.items),
                 "startup": self.startup,
                 "live_functions": len(self.index),
-                "warm": {
-                    "models_built": built,
-                    "seconds": warm_time,
-                    "started_thread": imported.started_thread,
-                },
                 "cpu": time.process_time(),
             },
         )
+        warmed: dict[str, Any] | None = None
         while True:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
                 self.fallback.stop()
                 return
+            first = warmed is None
+            if warmed is None:
+                warmed = self._warm_up()
             result = self.handle(message)
+            if first:
+                result["warm"] = warmed
             send(self.out_fd, result)
             self.jobs_done += 1
+
+    def _warm_up(self) -> dict[str, Any]:
+        """Before the first fork: import what the baseline's tests imported lazily and build the
+        pydantic models they built (once here rather than in every child), then freeze the heap.
+
+        Done at the first job, not at start-up, because the worker starts while the baseline that
+        finds these out is still running; the engine writes the file before sending any job.
+        """
+        started = time.monotonic()
+        try:
+            with open(self.config["warm"], encoding="utf-8") as handle:
+                plan = json.load(handle)
+        except (OSError, ValueError, KeyError):
+            plan = {}
+        imported = warm.import_all(plan.get("preload", []))
+        built = warm.build_models(plan.get("models", []))
+        self.fallback.use_zygote(plan.get("zygote"))
+        self.index = child_mod.build_index(self.config["targets"])
+        gc.collect()
+        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
+        return {
+            "models_built": built,
+            "seconds": time.monotonic() - started,
+            "started_thread": imported.started_thread,
+        }
 
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
