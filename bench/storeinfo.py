@@ -16,6 +16,7 @@ from pathlib import Path
 from common import mutagent_run
 
 from mutagent.engine.discover import discover
+from mutagent.engine.plan import breadth_of
 from mutagent.model import RunData, Status
 from mutagent.store import load_run_data, store_path
 
@@ -24,9 +25,11 @@ from mutagent.store import load_run_data, store_path
 class RunInfo:
     """One mutagent run seen through its store and its closing line.
 
-    Test durations come from the cached baseline: ``plain`` is each test's duration in the plain
-    pytest run (one process, per-test coverage on), ``forked`` its duration in the control run
-    (alone, in a child forked from a warm worker: what a mutant's test costs in the harness).
+    Test durations come from the cached baseline: ``plain`` is each test's duration in the
+    measured baseline (tests in sequence in one process, per-test coverage on: a forked batch
+    in a worker, or the plain pytest run when that one diagnosed the suite), ``forked`` its
+    duration in the control run (alone, in a child forked from a warm worker, no coverage: what
+    a mutant's test costs in the harness).
     """
 
     data: RunData
@@ -47,6 +50,8 @@ class RunInfo:
     modules: dict[str, str] = field(default_factory=dict)  # source file -> dotted module name
     cpu: float = 0.0  # CPU seconds of the whole process tree, when measured
     peak_rss_mb: float = 0.0  # peak summed RSS of the process tree, when measured
+    breadth: dict[str, int] = field(default_factory=dict)  # test -> source lines it covers (baseline)
+    plain_durations: dict[str, float] = field(default_factory=dict)  # test -> plain baseline duration
 
     @property
     def mutants(self) -> int:
@@ -93,6 +98,8 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
     plain = {n: plain.get(n, d) for n, d in fallback.items()}
     forked = {n: forked.get(n, d) for n, d in fallback.items()}
     info.suite_plain, info.suite_forked = sum(plain.values()), sum(forked.values())
+    info.plain_durations = plain
+    info.breadth = _baseline_breadth(target)
     for mutant in data.mutants:
         result = data.result_of(mutant)
         info.statuses[result.status.value] += 1
@@ -131,6 +138,16 @@ def _baseline_durations(target: Path) -> tuple[dict[str, float], dict[str, float
     plain = {n: float(v.get("duration", 0.0)) for n, v in data.get("tests", {}).items()}
     forked = {n: float(v.get("duration", 0.0)) for n, v in data.get("control", {}).items()}
     return plain, forked
+
+
+def _baseline_breadth(target: Path) -> dict[str, int]:
+    rows = _query(target, "SELECT data FROM baseline")
+    if not rows:
+        return {}
+    coverage = json.loads(rows[0][0]).get("coverage", {})
+    return breadth_of(
+        {f: {int(line): tests for line, tests in lines.items()} for f, lines in coverage.items()}
+    )
 
 
 def _mutant_phase(target: Path, data: RunData) -> float:

@@ -31,6 +31,7 @@ from common import (
     print_section,
     scratch,
 )
+from floor import FLOOR_NOTE, tests_floor
 from mutmut_side import MutmutRun, run_mutmut, write_config
 from storeinfo import RunInfo, measured_run
 from units import PLAIN, categorise
@@ -162,6 +163,7 @@ def compare(target: Target, pairs: list[Pair], section: Section) -> None:
         )
     )
     _time_split(name, pairs, section)
+    _floor(name, pairs, section)
     section.add_table(
         f"{name}: seconds per mutant (last run)", ["", "mutants", "median", "mean"], _per_mutant_rows(last)
     )
@@ -223,6 +225,37 @@ def _time_split(name: str, pairs: list[Pair], section: Section) -> None:
         )
 
 
+def _floor(name: str, pairs: list[Pair], section: Section) -> None:
+    """How far any tool could get on these mutants: the floor (``floor.tests_floor``) of mutagent's
+    run and both walls over it. If mutmut's wall is under 3 floors, the ≥ 3× target cannot be met
+    by any tool on these mutants and tests, however fast its harness."""
+    floors = [tests_floor(p.mutagent) for p in pairs]
+    mutmut_ratio = [f.ratio(p.mutmut.measurement.wall) for p, f in zip(pairs, floors, strict=True)]
+    section.figures += [
+        Figure(f"{name}: floor (tests only, any tool)", [f.seconds for f in floors], "s"),
+        Figure(f"{name}: mutmut wall ÷ floor", mutmut_ratio, "x"),
+        Figure(
+            f"{name}: mutagent wall ÷ floor",
+            [f.ratio(p.mutagent.wall) for p, f in zip(pairs, floors, strict=True)],
+            "x",
+        ),
+    ]
+    last = floors[-1]
+    section.notes.append(
+        f"{name}: floor of the last run = suite {fmt(last.suite, 's')} + (survived "
+        f"{fmt(last.survived, 's')} + killed or timed out {fmt(last.detected, 's')}) ÷ {last.workers} = "
+        f"{fmt(last.seconds, 's')}"
+        + (f"; {last.uncounted} mutants with no usable verdict counted as free" if last.uncounted else "")
+        + (
+            f". mutmut wall ÷ floor is {fmt(median(mutmut_ratio), 'x')}, under 3×: the ≥ 3× target is "
+            "out of reach by construction on these mutants."
+            if median(mutmut_ratio) < 3.0
+            else f". mutmut wall ÷ floor is {fmt(median(mutmut_ratio), 'x')}: the tests' own cost does "
+            "not rule out the ≥ 3× target."
+        )
+    )
+
+
 def _unit_differences(ours: Counter[str], theirs: Counter[str]) -> list[list[str]]:
     units = set(ours) | set(theirs)
     rows = [(abs(ours[u] - theirs[u]), u) for u in units if ours[u] != theirs[u]]
@@ -255,6 +288,7 @@ def measure(
         "Both tools run end to end from a fresh copy (no cache): mutant generation, baseline "
         "(mutmut: stats collection), all mutants. CPU = user+sys of the whole process tree."
     )
+    section.notes.append(FLOOR_NOTE)
     return section
 
 

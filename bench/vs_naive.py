@@ -36,6 +36,7 @@ from common import (
     print_section,
     scratch,
 )
+from floor import FLOOR_NOTE, tests_floor
 from storeinfo import RunInfo
 
 from mutagent.engine.discover import discover
@@ -151,6 +152,23 @@ def cross_check(results: list[NaiveResult], runs: list[RunInfo]) -> list[list[st
     return rows
 
 
+def _floor_figures(naive_walls: list[float], fast: list[RunInfo]) -> list[Figure]:
+    """The floor (``floor.tests_floor``) of each ``--fast`` run, and the naive and mutagent walls over
+    it: naive ÷ floor is the largest ratio over the naive approach any tool could reach here."""
+    floors = [tests_floor(run) for run in fast]
+    return [
+        Figure("floor (tests only, any tool)", [f.seconds for f in floors], "s"),
+        Figure(
+            "naive (extrapolated) ÷ floor",
+            [f.ratio(n) for n, f in zip(naive_walls, floors, strict=True)],
+            "x",
+        ),
+        Figure(
+            "mutagent --fast wall ÷ floor", [f.ratio(r.wall) for r, f in zip(fast, floors, strict=True)], "x"
+        ),
+    ]
+
+
 def measure_section(repeat: int, workers: int, quick: bool, sample_size: int = 8, seed: int = 0) -> Section:
     section = Section(
         "naive",
@@ -176,6 +194,7 @@ def measure_section(repeat: int, workers: int, quick: bool, sample_size: int = 8
             [n / w for n, w in zip(naive_walls, full_walls, strict=True)],
             "x",
         ),
+        *_floor_figures(naive_walls, fast),
         Figure("naive: seconds per mutant (mean of the sample)", costs, "s"),
         Figure("naive: extrapolated wall for all mutants", naive_walls, "s"),
         Figure("mutagent --fast wall", fast_walls, "s"),
@@ -194,6 +213,15 @@ def measure_section(repeat: int, workers: int, quick: bool, sample_size: int = 8
         f"`python -m pytest -x` in a fresh interpreter. Sampled verdicts: "
         + ", ".join(f"{k} {v}" for k, v in verdicts.items())
         + "."
+    )
+    last = tests_floor(fast[-1])
+    section.notes.append(
+        f"floor of the last --fast run = suite {fmt(last.suite, 's')} + (survived "
+        f"{fmt(last.survived, 's')} + killed or timed out {fmt(last.detected, 's')}) ÷ {last.workers} = "
+        f"{fmt(last.seconds, 's')}"
+        + (f"; {last.uncounted} mutants with no usable verdict counted as free" if last.uncounted else "")
+        + f". {FLOOR_NOTE} Here the other tool is the naive approach: if naive ÷ floor is under 20×, "
+        "the ≥ 20× target is out of reach by construction on these mutants."
     )
     mismatches = cross_check(results, fast)
     if mismatches:

@@ -226,10 +226,13 @@ SLOW_TARGET = {
 
 
 def is_baseline(process: psutil.Process) -> bool:
+    """A process that runs the baseline: a worker (it measures the suite in forked children) or
+    the plain baseline run."""
     try:
-        return "mutagent.engine.baseline_plugin" in process.cmdline()
+        command = process.cmdline()
     except psutil.Error:
         return False
+    return "mutagent.engine.worker_plugin" in command or "mutagent.engine.baseline_plugin" in command
 
 
 @pytest.mark.timeout(120)
@@ -245,6 +248,7 @@ def test_a_sigkill_while_the_baseline_starts_leaves_no_orphan(tmp_path: Path) ->
                 pytest.fail(f"the run ended before its baseline process was seen: {process.communicate()}")
             baseline = [p for p in descendants(process.pid) if is_baseline(p)]
             time.sleep(0.01)
+        baseline = descendants(process.pid)  # every process the run has started by now
         process.send_signal(signal.SIGKILL)
         process.communicate()
         assert survivors(baseline, timeout=5) == []  # its test alone sleeps 15 s

@@ -1,9 +1,12 @@
 """The unmutated run: is the suite green, which test covers which line, how long each test takes.
 
-It runs once in a subprocess in the isolated copy (``baseline_plugin`` does the measuring), then
-every test runs once more in the forking harness (the control run, driven by the runner): a test
-whose outcome differs there is flaky or order-dependent, and judging mutants with it would
-produce false kills. Any failure here stops the run before a single mutant is judged.
+The runner measures it in its warm workers (``ForkedBaseline``): batches of tests in forked
+children with per-test coverage (``probe``), then every test once more, alone, unmeasured: the
+control run. A test whose outcome differs there is flaky or order-dependent, and judging mutants
+with it would produce false kills. When the measured children are not all green, or the workers
+cannot start, the plain ``python -m pytest`` run (``start_baseline``, ``baseline_plugin``) runs
+instead and its one-line errors say why. Any failure here stops the run before a single mutant
+is judged.
 """
 
 from __future__ import annotations
@@ -111,6 +114,80 @@ def _error_line(text: str) -> str:
         if hits:
             return hits[-1]
     return lines[-1] if lines else "no output"
+
+
+class ForkedBaseline:
+    """A baseline assembled from forked children (the runner feeds it each job's result):
+    per test one child measured by ``probe`` (coverage, duration, outcome), then one plain child,
+    the control run, which proves the test passes again when nothing changed (a test that
+    passes only once, say because it leaves a file behind, would otherwise kill every mutant).
+    ``baseline`` is ``None`` unless every test passed or was skipped in its measured child.
+    """
+
+    def __init__(self, collected: list[str], imports: dict[str, Any]) -> None:
+        self.collected = collected
+        self.imports = imports  # a worker's start-up: import_lines, preload, models
+        self.records: dict[str, dict[str, Any]] = {}
+        self.control: dict[str, dict[str, Any]] = {}
+        self.lines: dict[str, dict[int, list[str]]] = {}
+        self.modules: list[str] = []
+        self.models: set[str] = set()
+
+    @staticmethod
+    def _record(nodeid: str, result: dict[str, Any]) -> dict[str, Any]:
+        record = next((t for t in result.get("tests", []) if t["nodeid"] == nodeid), None)
+        if record is None:
+            lines = (result.get("detail") or "").strip().splitlines()
+            return {
+                "outcome": result.get("status", "error"),
+                "duration": 0.0,
+                "message": lines[-1] if lines else "",
+            }
+        return {
+            "outcome": record["outcome"],
+            "duration": record["duration"],
+            "message": record.get("message", ""),
+            "cpu": float(result.get("cpu", 0.0)),  # all threads, for the per-test CPU budget
+        }
+
+    def add_control(self, nodeid: str, result: dict[str, Any]) -> None:
+        self.control[nodeid] = self._record(nodeid, result)
+
+    def add(self, nodeids: list[str], result: dict[str, Any]) -> None:
+        """One measured batch: ``nodeids`` ran in order in one child."""
+        for nodeid in nodeids:
+            self.records[nodeid] = self._record(nodeid, result)
+        measured = result.get("baseline") or {}
+        for file, by_line in measured.get("lines", {}).items():
+            per_line = self.lines.setdefault(file, {})
+            for number, tests in by_line.items():
+                per_line.setdefault(int(number), []).extend(tests)
+        self.modules.extend(m for m in measured.get("modules", []) if m not in self.modules)
+        self.models.update(measured.get("models", []))
+
+    def baseline(self) -> Baseline | None:
+        outcomes = [self.records.get(n, {}).get("outcome") for n in self.collected]
+        if "passed" not in outcomes or any(o not in ("passed", "skipped") for o in outcomes):
+            return None
+        preload = list(self.imports.get("preload", []))
+        known = set(preload)
+        preload += [m for m in self.modules if m not in known]
+        import_lines: dict[str, list[int]] = self.imports.get("import_lines", {})
+        coverage = {
+            f: {line: sorted(tests) for line, tests in lines.items()} for f, lines in self.lines.items()
+        }
+        return Baseline(
+            tests={n: {k: v for k, v in r.items() if k != "cpu"} for n, r in self.records.items()},
+            order=list(self.collected),
+            coverage=coverage,
+            imported=sorted(set(import_lines) | set(self.lines)),
+            control={
+                n: r for n, r in self.control.items() if self.records.get(n, {}).get("outcome") == "passed"
+            },
+            import_lines=import_lines,
+            preload=preload,
+            models=sorted(set(self.imports.get("models", [])) | self.models),
+        )
 
 
 class RunningBaseline:

@@ -59,13 +59,16 @@ def run_child(
     reports: dict[str, dict[str, Any]],
     fast: bool,
     parent: int | None = None,
+    measure: dict[str, Any] | None = None,
 ) -> None:
     """Body of a forked child; never returns.
 
     Every message goes to ``out_fd``: ``("start", nodeid)`` before each test, ``("test", record)``
-    after it, then ``("done",)``. Any exception of the harness itself (or one a mutant raises
-    past pytest, such as ``KeyboardInterrupt``) is sent as ``("error", traceback)`` so that the
-    engine records a RuntimeError with the traceback, never a kill.
+    after it, for a baseline job (``measure`` names the sources and the copy's root) then
+    ``("baseline", measured)`` from ``probe.ChildProbe``, and last ``("done",)``. Any exception
+    of the harness itself (or one a mutant raises past pytest, such as ``KeyboardInterrupt``) is
+    sent as ``("error", traceback)`` so that the engine records a RuntimeError with the
+    traceback, never a kill.
     """
     status = 0
     try:
@@ -79,10 +82,19 @@ def run_child(
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         prepare()
         reports.clear()
+        probe = None
+        if measure is not None:
+            from mutagent.engine.probe import ChildProbe
+
+            probe = ChildProbe(measure["sources"], measure["root"], measure.get("coverage"))
         for position, item in enumerate(items):
             send(out_fd, ("start", item.nodeid))
             nextitem = items[position + 1] if position + 1 < len(items) else None
+            if probe is not None:
+                probe.switch(item.nodeid)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if probe is not None:
+                probe.switch("")
             record = reports.get(item.nodeid) or {
                 "nodeid": item.nodeid,
                 "outcome": "failed",
@@ -93,6 +105,8 @@ def run_child(
             send(out_fd, ("test", record))
             if fast and record["outcome"] == "failed":
                 break
+        if probe is not None:
+            send(out_fd, ("baseline", probe.finish()))
         send(out_fd, ("done",))
     except BaseException:  # noqa: B036 - a child must report everything and exit
         status = 70

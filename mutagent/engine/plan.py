@@ -9,6 +9,7 @@ extracts the code objects a warm worker will swap in.
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
@@ -22,6 +23,30 @@ from mutagent.engine.narrow import Broad, Narrower
 from mutagent.model import Mutant, Status
 
 FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests
+
+
+def breadth_of(coverage: dict[str, dict[int, list[str]]]) -> dict[str, int]:
+    """How many source lines each test covers (``Baseline.coverage`` turned around)."""
+    breadth: dict[str, int] = {}
+    for lines in coverage.values():
+        for tests in lines.values():
+            for test in tests:
+                breadth[test] = breadth.get(test, 0) + 1
+    return breadth
+
+
+def focused_first(
+    tests: Iterable[str], breadth: dict[str, int], duration: Callable[[str], float]
+) -> list[str]:
+    """The covering tests of a mutant, the most focused first (fewest source lines covered),
+    then the fastest.
+
+    With ``--fast`` a mutant stops at its first failing test, so the order decides the cost.
+    A test that covers few lines is a unit-like test written about those lines and the likeliest
+    to notice when one changes; a test that drives a whole agent turn covers the mutated line
+    too but usually asserts on something else. ``order.KillerFirst`` refines this during a run.
+    """
+    return sorted(tests, key=lambda t: (breadth.get(t, 0), duration(t), t))
 
 
 @dataclass
@@ -65,26 +90,6 @@ class Planner:
         self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
         self._breadth: dict[str, int] | None = None
 
-    def test_order(self, nodeid: str) -> tuple[int, float, str]:
-        """Sort key of the covering tests: the most focused test first (fewest source lines
-        covered), then the fastest.
-
-        With ``--fast`` a mutant stops at its first failing test, so the order decides the cost.
-        A test that covers few lines is a unit-like test written about those lines, and the
-        likeliest to notice when one of them changes; a test that runs the whole agent turn
-        covers the mutated line too but usually asserts on something else. On the sample
-        agent's full kill matrix this order halves the test time spent before the first kill
-        compared with fastest-first (see bench/RESULTS.md).
-        """
-        if self._breadth is None:
-            breadth: dict[str, int] = {}
-            for lines in self.baseline.coverage.values():
-                for tests in lines.values():
-                    for test in tests:
-                        breadth[test] = breadth.get(test, 0) + 1
-            self._breadth = breadth
-        return (self._breadth.get(nodeid, 0), self.baseline.duration(nodeid), nodeid)
-
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
             self._maps[file] = SourceMap(self.sources[file])
@@ -104,7 +109,9 @@ class Planner:
         else:
             by_line = self.baseline.coverage.get(file, {})
             tests = {t for line in locus.lines for t in by_line.get(line, ()) if t in self.usable_set}
-        return sorted(tests, key=self.test_order), how
+        if self._breadth is None:
+            self._breadth = breadth_of(self.baseline.coverage)
+        return focused_first(tests, self._breadth, self.baseline.duration), how
 
     def _importers_tests(self, file: str) -> set[str]:
         """The broad selection: whoever imports the module (directly or not) may depend on it."""

@@ -92,6 +92,7 @@ class Pool:
         self.env = env
         self.log_dir = log_dir
         self.before_restart = before_restart
+        self.on_assign: Callable[[Job], None] | None = None
         self.selector = selectors.DefaultSelector()
         self.workers: list[_Worker] = []
         self.startup_failures = 0
@@ -112,6 +113,7 @@ class Pool:
         log = self.log_dir / f"worker-{slot}-{self.spawn_count}.log"
         env = dict(self.env)
         env["MUTAGENT_WORKER_FDS"] = f"{to_read},{from_write}"
+        env["MUTAGENT_WORKER_SLOT"] = str(slot)
         env.update(parent_pid_env())
         with open(log, "wb") as handle:
             process = subprocess.Popen(
@@ -167,15 +169,26 @@ class Pool:
             self._retire(worker)
         self.selector.close()
 
+    def wait_ready(self) -> None:
+        """Block until every worker has started (collected the suite); a worker that cannot
+        start raises as it would in ``run``."""
+        idle: deque[Job] = deque()
+        while any(w.state == "starting" for w in self.workers):
+            for key, _ in self.selector.select(timeout=0.25):
+                self._on_readable(key.data, idle, lambda job, result: None)
+
     # --- the loop ------------------------------------------------------------------------
     def run(
         self,
         jobs: list[Job],
         on_result: Callable[[Job, dict[str, Any]], list[Job] | None],
         on_tick: Callable[[], None] | None = None,
+        on_assign: Callable[[Job], None] | None = None,
     ) -> None:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
-        and may return follow-up jobs, which run next (jobs that had to wait for that result)."""
+        and may return follow-up jobs, which run next (jobs that had to wait for that result);
+        ``on_assign`` may still adjust a job's payload the moment a worker takes it."""
+        self.on_assign = on_assign
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
             for worker in self.workers:
@@ -211,6 +224,8 @@ class Pool:
         return None
 
     def _assign(self, worker: _Worker, job: Job) -> None:
+        if self.on_assign is not None:
+            self.on_assign(job)
         worker.state, worker.job = "busy", job
         if job.affinity is not None:
             worker.served.add(job.affinity)

@@ -68,11 +68,11 @@ class RunProgress:
             + (f" [yellow]errors {c[Status.RUNTIME_ERROR]}[/]" if c[Status.RUNTIME_ERROR] else "")
         )
 
-    def advance(self, status: Status) -> None:
-        self.done += 1
-        self.counts[status] += 1
+    def advance(self, status: Status, steps: int = 1) -> None:
+        self.done += steps
+        self.counts[status] += steps
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, advance=1, counts=self._counts_text())
+            self._bar.update(self._task, advance=steps, counts=self._counts_text())
         else:
             self._plain_line()
 

@@ -21,7 +21,7 @@ from rich.console import Console
 from mutagent import exitcodes
 from mutagent.console import warning
 from mutagent.engine import sandbox, zygote_control
-from mutagent.engine.baseline import Baseline, RunningBaseline, start_baseline
+from mutagent.engine.baseline import Baseline, ForkedBaseline, RunningBaseline, start_baseline
 from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
 from mutagent.engine.copyguard import CopyGuard
@@ -30,6 +30,7 @@ from mutagent.engine.fingerprint import baseline_key
 from mutagent.engine.imports import ImportGraph
 from mutagent.engine.invocation import common_pytest_args, is_path_argument
 from mutagent.engine.mutants import MutantSource, OperatorMutants
+from mutagent.engine.order import KillerFirst
 from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.pool import Job, Pool
 from mutagent.engine.progress import RunProgress
@@ -42,6 +43,9 @@ from mutagent.store import STORE_DIR, Store
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 
 WARM_FILE = "warm.json"
+# a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
+BASELINE_TIMEOUT = 24 * 3600.0
+BASELINE_BATCHES_PER_WORKER = 2  # more balances uneven tests better; each batch starts coverage once
 
 
 class Engine:
@@ -121,31 +125,18 @@ class Engine:
         )
         self.baseline_key = key
         cached = store.load_baseline(key)
-        # The baseline's pytest process runs while this one generates the mutants and the
-        # workers start (import and collect: they learn what to warm up at their first job).
-        running = self._start_baseline() if cached is None else None
-        if running is not None:
-            try:
-                self._ensure_pool(self.config.workers)
-            except BaseException:
-                running.abort()
-                raise
-        try:
-            mutants = self._generate(store, source)
-            if self.mutant_filter is not None:
-                mutants = self.mutant_filter(mutants)
-        except BaseException:
-            if running is not None:
-                running.abort()
-            raise
+        if cached is None:  # the workers start (import, collect) while the mutants are generated
+            self._ensure_pool(self.config.workers, measure=True)
+        mutants = self._generate(store, source)
+        if self.mutant_filter is not None:
+            mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
-        if running is None:
-            assert cached is not None
+        if cached is not None:
             baseline = Baseline.from_json(cached)
             self.baseline = baseline
             self.stats.baseline_cached = True
         else:
-            baseline = self._finish_baseline(running)
+            baseline = self._fresh_baseline()
             store.save_baseline(key, baseline.to_json())
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
@@ -257,13 +248,73 @@ class Engine:
             modules=self._module_map(),
         )
 
-    def _finish_baseline(self, running: RunningBaseline) -> Baseline:
+    def _fresh_baseline(self) -> Baseline:
+        """Each test once, alone, in a forked child with coverage; when that is not clean (a test
+        fails there, a worker cannot start), the plain pytest run and the control run say why."""
         self.console.print(
             f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
             soft_wrap=True,
         )
+        baseline = self._forked_baseline()
+        if baseline is None:
+            return self._plain_baseline(self._start_baseline())
+        self.baseline = baseline
+        self._require_coverage(baseline)
+        self._write_warm_up(baseline)
+        self._after_warm_up(self._ensure_pool(0))
+        return baseline
+
+    def _forked_baseline(self) -> Baseline | None:
+        """The baseline measured in the forking harness (``probe``), or ``None`` if a test does not
+        pass there or the workers cannot start: the plain run then tells a red suite, a flaky
+        test or a broken collection apart with its usual one-line errors."""
+        pool = self._ensure_pool(self.config.workers, measure=True)
+        try:
+            pool.wait_ready()
+        except UsageError:
+            raise
+        except MutagentError:
+            return None
+        infos = pool.ready_info()
+        imports = next((info["imports"] for info in infos if "imports" in info), None)
+        collected: list[str] = infos[0].get("collected", []) if infos else []
+        if imports is None or not collected:
+            return None
+        measured = ForkedBaseline(collected, imports)
+
+        def job(kind: str, tests: list[str]) -> Job:
+            payload = {"tests": tests, "fast": False, "timeout": BASELINE_TIMEOUT, "swap": []}
+            payload["baseline"] = kind == "baseline"
+            return Job(f"{kind}:{tests[0]}", payload, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
+
+        # Measured batches first (contiguous slices of the collection order, a few per worker),
+        # then every test alone (the control run), when the workers have warmed up.
+        size = max(1, -(-len(collected) // (BASELINE_BATCHES_PER_WORKER * pool.size)))
+        jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
+        jobs += [job("control", [nodeid]) for nodeid in collected]
+
+        def on_result(job: Job, result: dict[str, Any]) -> None:
+            kind, tests = job.data
+            self.stats.record_cpu(kind, result)
+            if kind == "baseline":
+                measured.add(tests, result)
+            else:
+                measured.add_control(tests[0], result)
+            progress.advance(Status.PENDING, len(tests))
+
+        with RunProgress(self.console, 2 * len(collected), "baseline", show_counts=False) as progress:
+            pool.run(jobs, on_result)
+        return measured.baseline()
+
+    def _plain_baseline(self, running: RunningBaseline) -> Baseline:
         baseline = running.wait()
         self.baseline = baseline
+        self._require_coverage(baseline)
+        self._write_warm_up(baseline)
+        self._control_run(baseline)
+        return baseline
+
+    def _require_coverage(self, baseline: Baseline) -> None:
         if not any(baseline.coverage.values()):
             # Every mutant would be NoCoverage or "survive": the suite exercises some other copy
             # of the code (typically an installed package of the same name), or none at all.
@@ -272,11 +323,10 @@ class Engine:
                 "tests import another copy of the code (an installed package of the same name)? "
                 "Run mutagent on the directory the tests import from"
             )
-        self._write_warm_up(baseline)
-        self._control_run(baseline)
-        return baseline
 
-    def _ensure_pool(self, jobs: int) -> Pool:
+    def _ensure_pool(self, jobs: int, measure: bool = False) -> Pool:
+        """The worker pool, started on first use (``measure``: its workers measure their start-up
+        for a fresh baseline, see ``probe``)."""
         if self.pool is None:
             workspace = self._ensure_workspace()
             config = {
@@ -289,6 +339,7 @@ class Engine:
                 ]
                 + self._common_args(),
                 "warm": str(workspace.aux / WARM_FILE),
+                "measure": measure,
             }
             if self.baseline is not None:
                 self._write_warm_up(self.baseline)
@@ -380,12 +431,15 @@ class Engine:
 
         with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
             pool.run(jobs, on_result)
+        self._after_warm_up(pool)
+
+    def _after_warm_up(self, pool: Pool) -> None:
         self.stats.worker_startup = pool.worker_startup()
         started = {i.get("warm", {}).get("started_thread") for i in pool.ready_info()} - {None}
         if started:
             warning(
                 f"importing {', '.join(sorted(started))} before forking started a thread; the workers "
-                "stopped preparing lazy imports there (the control run checks the rest)"
+                "stopped preparing lazy imports there (the baseline checked the rest)"
             )
 
     def _flaky_policy(self, baseline: Baseline) -> set[str]:
@@ -437,6 +491,8 @@ class Engine:
         if control is not None:  # the fresh imports wait for it; the other mutants need not
             jobs = [control, *(job for job in jobs if job.payload["swap"] is not None)]
 
+        order = KillerFirst() if self.config.fast else None
+
         def on_result(job: Job, result: dict[str, Any]) -> list[Job] | None:
             if job.id == zygote_control.CONTROL_ID:
                 self.stats.record_cpu("zygote-control", result)
@@ -449,13 +505,15 @@ class Engine:
             plan: Plan = job.data
             self._repair_copy(plan.mutant.id)
             mutant_result = classify(plan, result)
+            if order is not None:
+                order.learn(plan, mutant_result)
             store.save_result(mutant_result, plan.fingerprint)
             self._account(result)
             progress.advance(mutant_result.status)
             return None
 
         with RunProgress(self.console, len(pending)) as progress:
-            pool.run(jobs, on_result, progress.tick)
+            pool.run(jobs, on_result, progress.tick, order.reorder if order is not None else None)
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
 

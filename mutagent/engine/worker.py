@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine import child as child_mod
-from mutagent.engine import warm
+from mutagent.engine import probe, warm
 from mutagent.engine.fallback import FallbackRunner
 from mutagent.engine.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.protocol import recv, send
@@ -53,6 +53,7 @@ class Worker:
         reports: dict[str, dict[str, Any]],
         started: float,
         initial_env: dict[str, str] | None = None,
+        import_coverage: Any = None,
     ) -> None:
         self.session = session
         self.config = config
@@ -67,6 +68,10 @@ class Worker:
         fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
         watch = ParentWatch(self.in_fd, self._engine_gone)
         self.fallback = FallbackRunner(config, fresh_env, self.startup, watch)
+        self.import_coverage = import_coverage
+        self.coverage: Any = None
+        self.warm_file_read = False
+        self.started_thread: str | None = None  # warming stops at a module whose import starts a thread
 
     # --- lifecycle -----------------------------------------------------------------------
     def serve(self) -> None:
@@ -87,57 +92,78 @@ class Worker:
         if shadowed:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
+        ready: dict[str, Any] = {
+            "type": "ready",
+            "pid": os.getpid(),
+            "collected": list(self.items),
+            "startup": self.startup,
+        }
+        if self.import_coverage is not None:
+            ready["imports"] = probe.measure_imports_finish(
+                self.import_coverage, self.config["targets"], self.config["root"]
+            )
+            self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
         self.index = child_mod.build_index(self.config["targets"])
-        send(
-            self.out_fd,
-            {
-                "type": "ready",
-                "pid": os.getpid(),
-                "collected": list(self.items),
-                "startup": self.startup,
-                "live_functions": len(self.index),
-                "cpu": time.process_time(),
-            },
-        )
-        warmed: dict[str, Any] | None = None
+        self._freeze()
+        ready.update(live_functions=len(self.index), cpu=time.process_time())
+        send(self.out_fd, ready)
         while True:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
                 self.fallback.stop()
                 return
-            first = warmed is None
-            if warmed is None:
-                warmed = self._warm_up()
+            warmed = self._warm_up() if not self.warm_file_read else None
             result = self.handle(message)
-            if first:
+            if "baseline" in result:
+                self._learn(result["baseline"])
+            if warmed is not None:
                 result["warm"] = warmed
+            elif self.started_thread is not None:
+                result["warm"] = {"started_thread": self.started_thread}
             send(self.out_fd, result)
             self.jobs_done += 1
 
-    def _warm_up(self) -> dict[str, Any]:
-        """Before the first fork: import what the baseline's tests imported lazily and build the
-        pydantic models they built (once here rather than in every child), then freeze the heap.
+    def _warm_up(self) -> dict[str, Any] | None:
+        """Before a fork: import what the baseline's tests imported lazily and build the pydantic
+        models they built (once here rather than in every child), then freeze the heap.
 
-        Done at the first job, not at start-up, because the worker starts while the baseline that
-        finds these out is still running; the engine writes the file before sending any job.
+        Read from the engine's warm-up file at the first job that finds it: the worker starts
+        before the baseline that finds these out has run (then ``_learn`` does it test by test).
         """
-        started = time.monotonic()
         try:
             with open(self.config["warm"], encoding="utf-8") as handle:
                 plan = json.load(handle)
         except (OSError, ValueError, KeyError):
-            plan = {}
-        imported = warm.import_all(plan.get("preload", []))
-        built = warm.build_models(plan.get("models", []))
+            return None
+        self.warm_file_read = True
         self.fallback.use_zygote(plan.get("zygote"))
-        self.index = child_mod.build_index(self.config["targets"])
-        gc.collect()
-        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
+        started = time.monotonic()
+        built = self._load(plan.get("preload", []), plan.get("models", []))
         return {
             "models_built": built,
             "seconds": time.monotonic() - started,
-            "started_thread": imported.started_thread,
+            "started_thread": self.started_thread,
         }
+
+    def _learn(self, measured: dict[str, Any]) -> None:
+        """After a baseline test: load what its child loaded, so that later children need not."""
+        if measured.get("modules") or measured.get("models"):
+            self._load(measured.get("modules", []), measured.get("models", []))
+
+    def _load(self, modules: list[str], models: list[str]) -> int:
+        if self.started_thread is None:
+            imported = warm.import_all(modules)
+            self.started_thread = imported.started_thread
+        built = warm.build_models(models)
+        gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
+        self.index = child_mod.build_index(self.config["targets"])
+        self._freeze()
+        return built
+
+    @staticmethod
+    def _freeze() -> None:
+        gc.collect()
+        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
 
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
@@ -232,6 +258,13 @@ class Worker:
                 self.reports,
                 bool(job.get("fast")),
                 parent=me,
+                measure={
+                    "sources": self.config["targets"],
+                    "root": self.config["root"],
+                    "coverage": self.coverage,
+                }
+                if job.get("baseline")
+                else None,
             )
         os.close(write_fd)
         try:
@@ -264,6 +297,7 @@ class Worker:
         overran: str | None = None
         started_cpu: float | None = None  # the child's CPU when the budgeted running test started
         status, detail = "crash", ""
+        measured: dict[str, Any] | None = None
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -292,6 +326,8 @@ class Worker:
             elif message[0] == "test":
                 tests.append(message[1])
                 running, started_cpu = None, None
+            elif message[0] == "baseline":
+                measured = message[1]
             elif message[0] == "done":
                 status = "done"
                 break
@@ -302,4 +338,7 @@ class Worker:
         _, wait_status = os.waitpid(pid, 0)
         if status == "crash":
             detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
-        return {"status": status, "tests": tests, "running": running, "detail": detail, "overran": overran}
+        result = {"status": status, "tests": tests, "running": running, "detail": detail, "overran": overran}
+        if measured is not None:
+            result["baseline"] = measured
+        return result

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mutagent.engine import netblock
+from mutagent.engine import netblock, probe
 from mutagent.engine.protocol import die_with_parent
 from mutagent.engine.pytest_support import add_report
 
@@ -28,6 +28,11 @@ with open(os.environ["MUTAGENT_WORKER"], encoding="utf-8") as _handle:
 die_with_parent()
 netblock.install()
 _reports: dict[str, dict[str, Any]] = {}
+# For a fresh baseline, the first worker measures what its start-up (collection) runs of the
+# target; the others need not pay coverage's cost on every import (the baseline's children then
+# start coverage afresh there).
+_measuring = _config.get("measure") and os.environ.get("MUTAGENT_WORKER_SLOT", "0") == "0"
+_import_coverage = probe.measure_imports_start(_config["targets"]) if _measuring else None
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -38,5 +43,5 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_runtestloop(session: pytest.Session) -> bool:
     from mutagent.engine.worker import Worker
 
-    Worker(session, _config, _reports, _started, _initial_env).serve()
+    Worker(session, _config, _reports, _started, _initial_env, _import_coverage).serve()
     return True
