@@ -11,6 +11,7 @@ import json
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -24,7 +25,7 @@ from mutagent.commands import run as run_command
 from mutagent.engine.config import build_config
 from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.errors import UsageError
-from mutagent.store import load_run_data
+from mutagent.store import load_run_data, store_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCHEMA = json.loads((FIXTURES / "mutation-testing-report-schema.json").read_text(encoding="utf-8"))
@@ -185,6 +186,33 @@ def test_since_mutates_only_the_edited_function(tmp_path: Path, capsys: pytest.C
     (mutant,) = load_run_data(root).mutants
     assert mutant.replacement == "product = a * b * 0" and mutant.location.start_line == 6
     assert list(statuses(tmp_path / "pr.json").values()) == ["Killed"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_since_with_no_changed_source_line_runs_no_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_target(tmp_path / "project", TARGET)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "target")
+    (root / "README.md").write_text("docs only\n", encoding="utf-8")  # a change outside the sources
+
+    assert (
+        run_cli(root, "--since", "HEAD", "--json", str(tmp_path / "pr.json"), "--fail-under", "90")
+        == exitcodes.OK
+    )
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--since HEAD: 0 of 6 mutants touch changed lines" in out
+    assert "mutation score n/a" in out and "0 tests" in out  # no test listed as guarding nothing
+    data = load_run_data(root)
+    assert data.mutants == [] and data.tests == []
+    assert statuses(tmp_path / "pr.json") == {}
+    connection = sqlite3.connect(store_path(root))
+    try:
+        assert connection.execute("SELECT COUNT(*) FROM baseline").fetchone() == (0,)  # never measured
+    finally:
+        connection.close()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

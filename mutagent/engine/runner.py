@@ -131,6 +131,14 @@ class Engine:
         if self.mutant_filter is not None:
             mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
+        if not mutants and cached is None:
+            # Nothing to judge (say, ``--since`` on a change that touches no source line): the
+            # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
+            if self.pool is not None:
+                self.pool.close(force=True)
+                self.pool = None
+            store.set_run([], {}, [], {f: self.files[f] for f in self.target.sources})
+            return
         if cached is not None:
             baseline = Baseline.from_json(cached)
             self.baseline = baseline
