@@ -257,8 +257,9 @@ class Engine:
         )
 
     def _fresh_baseline(self) -> Baseline:
-        """Each test once, alone, in a forked child with coverage; when that is not clean (a test
-        fails there, a worker cannot start), the plain pytest run and the control run say why."""
+        """The suite measured in the workers' forked children (batches with per-test coverage,
+        then each test alone); when that is not clean (a test fails there, a worker cannot
+        start), the plain pytest run and the control run say why."""
         self.console.print(
             f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
             soft_wrap=True,
