@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import agentruns
 from common import Figure, Section, base_parser, check, fmt, median, print_section
+from ordering import replay_run
 from storeinfo import RunInfo
 
 
@@ -58,6 +59,28 @@ def matrix_section(full: list[RunInfo], fast: list[RunInfo], workers: int) -> Se
         Figure("tests run per mutant, full matrix", [_tests_per_mutant(r) for r in full]),
         Figure("tests run per mutant, --fast", [_tests_per_mutant(r) for r in fast]),
     ]
+    replays = [replay_run(run) for run in full]
+    section.figures += [
+        Figure(
+            "--fast test order, replayed on the full matrix: seconds of tests before the first kill, "
+            "fastest first",
+            [r.fastest_first for r in replays],
+            "s",
+        ),
+        Figure(
+            "the same in mutagent's order (most focused first, a site's killers first)",
+            [r.mutagent for r in replays],
+            "s",
+        ),
+        Figure("mutagent's order ÷ fastest first", [r.ratio for r in replays], "x"),
+    ]
+    killed = replays[0].killed if replays else 0
+    section.notes.append(
+        f"The order figures replay each full-matrix run's {killed} killed mutants "
+        "(bench/ordering.py): every covering test in the given order until the first killing test, summing "
+        "the baseline durations; the learning of a site's killers is replayed over 5 shuffled mutant orders "
+        "(median)."
+    )
     statuses = sorted(set().union(*(r.statuses for r in [*full, *fast])))
     section.add_table(
         "statuses (last run of each)",

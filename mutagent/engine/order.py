@@ -6,9 +6,9 @@ on top of it, a test that already killed a mutant at the same code site (the sam
 covering tests: in practice the same lines) moves to the front, the idea behind PIT's ordering
 by earlier kills. Sibling mutants of one site are usually caught by the same assertion.
 
-Replaying the sample agent's full kill matrices (``bench/ordering.py``), the seconds of tests
-run before each mutant's first kill drop by about a quarter against fastest-first for the
-agent operators and by about a sixth for mutmut's generic family.
+Replaying the sample agent's full kill matrices (``bench/ordering.py``, bench section 3), the
+seconds of tests run before each mutant's first kill drop by 10–25 % against fastest-first for
+the agent operators and by about a sixth for mutmut's generic family.
 """
 
 from __future__ import annotations
