@@ -122,6 +122,10 @@ class ForkedBaseline:
     the control run, which proves the test passes again when nothing changed (a test that
     passes only once, say because it leaves a file behind, would otherwise kill every mutant).
     ``baseline`` is ``None`` unless every test passed or was skipped in its measured child.
+
+    Coverage matches a plain pytest run's except at batch starts: a session- or module-scoped
+    fixture (or a cache filled on first use) runs again in each batch and its lines count for
+    that batch's first test too. The selection can only grow from that, never lose a test.
     """
 
     def __init__(self, collected: list[str], imports: dict[str, Any]) -> None:
