@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
 from mutagent.model import MutantResult, Status
@@ -150,3 +152,30 @@ def test_many_survivors_are_listed_compactly_past_the_limit():
     assert f"... and {len(survivors) - 5} more" in text
     for mutant in survivors:  # every survivor still named, with the id `mutagent show` takes
         assert f"[{mutant.id}]" in text
+
+
+def test_the_operator_table_keeps_its_headers_in_an_80_column_log() -> None:
+    """CI logs are often 80 columns: long operator names shorten, the numbers' headers never do."""
+    from mutagent.reports.terminal import render_summary
+
+    data = sample_run_data()  # every status, so every count column is present
+    long_name = "accept-truncated-tool-arguments-in-a-very-long-operator-name"
+    data.mutants[0] = replace(data.mutants[0], operator=long_name)
+    console = Console(width=80, record=True, color_system=None)
+    console.print(render_summary(data, width=80))
+    lines = console.export_text().splitlines()
+    header = next(line for line in lines if line.strip().startswith("operator"))
+    assert header.split() == [
+        "operator",
+        "mutants",
+        "killed",
+        "survived",
+        "timeout",
+        "no",
+        "cov",
+        "other",
+        "score",
+    ]
+    assert all(len(line) <= 80 for line in lines)
+    assert any("…" in line for line in lines)  # the long name was shortened instead
+    assert any(line.rstrip().endswith("%") for line in lines[3:])  # scores printed whole

@@ -311,7 +311,9 @@ class Engine:
                 measured.add_control(tests[0], result)
             progress.advance(Status.PENDING, len(tests))
 
-        with RunProgress(self.console, 2 * len(collected), "baseline", show_counts=False) as progress:
+        with RunProgress(
+            self.console, 2 * len(collected), "baseline (2 runs per test)", show_counts=False
+        ) as progress:
             pool.run(jobs, on_result)
         return measured.baseline()
 

@@ -86,11 +86,15 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         collapse_padding=True,
         pad_edge=False,
     )
-    table.add_column("operator", no_wrap=True, overflow="ellipsis")
-    table.add_column("mutants", justify="right", no_wrap=True)
+    # the numbers' headers keep their width: when the terminal is narrow (80 columns in most CI
+    # logs) the operator names are the ones shortened, with an ellipsis
+    others = ["mutants", *(header for header, _ in columns), "100.0%"]
+    room = width - sum(len(header) + 2 for header in others) - 2
+    table.add_column("operator", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
+    table.add_column("mutants", justify="right", no_wrap=True, min_width=len("mutants"))
     for header, statuses in columns:
         style = STATUS_STYLE[statuses[0]] if len(statuses) == 1 else "yellow"
-        table.add_column(header, justify="right", style=style, no_wrap=True)
+        table.add_column(header, justify="right", style=style, no_wrap=True, min_width=len(header))
     table.add_column("score", justify="right", no_wrap=True, min_width=6)
 
     def row(name: str, counts: Counts, style: str = "") -> None:
