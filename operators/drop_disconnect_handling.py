@@ -45,8 +45,10 @@ class DropDisconnectHandling(Operator):
         "the turn the agent crashes (or a broader handler misfiles it as another failure)."
     )
     hint = (
-        "Make the fake server cut the stream mid-response (or stall it past the read timeout) and "
-        "assert the agent retried: two requests, the same body, the failure journaled with its reason."
+        "Make the fake server cut the stream mid-response, drop the connection before the response "
+        "(`behaviours.drop()`), or stall it past the read timeout; for a refused connection point the "
+        "client at a closed port. Assert the agent retried: two requests, the same body, the failure "
+        "journaled with its reason."
     )
     examples = (
         Example(
