@@ -233,6 +233,36 @@ def is_sleep_like(ctx: SourceContext, call: cst.CSTNode) -> bool:
     return "sleep" in parts and "before" not in parts or parts[-1:] == ("backoff",)
 
 
+#: Verbs an injected waiting callable is named by besides "sleep": ``self.sleeper``, ``pause``,
+#: ``wait``, ``delay_fn``, ``backoff_sleep``. ``wait_for_approval`` or ``event.wait()`` are not waits.
+_WAIT_VERBS = frozenset({"sleep", "sleeper", "pause", "wait", "delay"})
+_WAITER_WORDS = _SLEEPER_WORDS | _WAIT_VERBS | {"backoff", "retry", "do", "then"}
+#: Words of an expression that is a duration: ``pause``, ``delay_s``, ``retry_after``, ``backoff``.
+_DURATION_WORDS = TIME_WORDS | {"pause", "s", "sec", "wait", "waits", "backoff", "delays"}
+
+
+def is_duration(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` computes a wait: a number, or an expression over durations or attempt counts
+    (``pause``, ``min(delay, cap)``, ``2 ** attempt``, ``failure.retry_after or self.base_delay``)."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    names = identifiers_in(ctx, node)
+    return any(set(words(n)) & _DURATION_WORDS or is_count_name(n) for n in names)
+
+
+def is_injected_wait(ctx: SourceContext, call: cst.CSTNode) -> bool:
+    """A sleep under another name, called with a duration: ``self.sleeper(pause)``, ``wait(delay)``,
+    ``await self.pause(backoff)``, ``delay_fn(2 ** attempt)``. The first positional argument must
+    be a duration, so ``event.wait()``, ``self.wait_for_approval(call)`` or ``wait(job)`` are not."""
+    if not isinstance(call, cst.Call) or is_sleep_call(ctx, call):
+        return False
+    parts = set(words(identifier(call) or ""))
+    if not (parts & _WAIT_VERBS and parts <= _WAITER_WORDS):
+        return False
+    first = next((a for a in call.args if a.keyword is None and a.star == ""), None)
+    return first is not None and is_duration(ctx, first.value)
+
+
 SLEEP_FUNCTIONS = frozenset(
     {
         "time.sleep",
@@ -551,6 +581,36 @@ def error_kind(ctx: SourceContext, node: cst.CSTNode) -> str | None:
         parts = set(words(name))
         if parts & _RETRYABLE_ERROR_WORDS or {"rate", "limit"} <= parts:
             return "retryable"
+    return None
+
+
+#: A raised class named ``TryAgain``, ``RetryLater``, ``TemporaryFailure`` asks for another attempt;
+#: ``RetryError``/``RetriesExhausted`` report that the attempts ran out, which is the opposite.
+_TEMPORARY_WORDS = frozenset({"temporary", "temporarily", "transient", "later"})
+_GAVE_UP_WORDS = frozenset({"error", "exception", "exhausted", "exceeded", "failed", "limit", "max"})
+
+
+def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
+    """What raising the class ``node`` (``TransientFailure(...)``, ``errors.Fatal``) tells the
+    retry loop: ``"retryable"`` (Transient, Retryable, TryAgain, Temporary, RateLimit...),
+    ``"fatal"`` (Fatal, Permanent, NonRetryable, AuthenticationError...) or None."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return None
+    name = identifier(node) or ""
+    if not name[:1].isupper():
+        return None  # ``raise make_error(...)``: a factory, not a class we can read
+    if is_fatal_name(name):
+        return "fatal"
+    kind = error_kind(ctx, node)
+    if kind:
+        return kind
+    parts = set(words(name))
+    if parts & _TEMPORARY_WORDS or {"try", "again"} <= parts:
+        return "retryable"
+    if "retry" in parts and not parts & _GAVE_UP_WORDS:
+        return "retryable"
     return None
 
 

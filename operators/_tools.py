@@ -705,7 +705,17 @@ _COLLECTION_HEADS = frozenset(
     (
         "tools registry handlers functions allowlist whitelist toolbox toolset toolkit catalog catalogue "
         "allowed permitted enabled available registered denylist blacklist blocklist disabled blocked "
-        "forbidden"
+        "forbidden allow permit allowlisted whitelisted"
+    ).split()
+)
+#: Words that make a collection an allow-list (or deny-list) rather than the registry the tools
+#: are looked up in: ``self.allow``, ``ALLOWED_TOOLS``, ``permitted``, ``enabled_tools``,
+#: ``tool_whitelist``, ``BLOCKED_TOOLS``. ``self.tools``/``registry``/``handlers`` hold every tool
+#: the loop can run, which may be more than the model may call.
+ALLOW_WORDS = frozenset(
+    (
+        "allow allows allowed allowlist allowlisted permit permits permitted whitelist whitelisted enabled "
+        "denylist blacklist blocklist disabled blocked forbidden denied banned"
     ).split()
 )
 #: ... or a mapping named for tools: ``tool_map``, ``TOOLS_BY_NAME``, ``function_table``.
@@ -731,6 +741,23 @@ def names_tool(expr: cst.BaseExpression) -> bool:
 def is_tool_collection(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     """A collection of tools by its head noun (see ``_COLLECTION_HEADS``), looking through
     ``.keys()``, ``set(...)`` and comprehensions: ``{t.name for t in self.tools}`` counts."""
+    parts = _collection_words(expr)
+    return bool(parts) and (
+        parts[-1] in _COLLECTION_HEADS
+        or (parts[-1] in _MAPPING_HEADS and bool(set(parts) & (TOOLISH | ALLOW_WORDS)))
+    )
+
+
+def is_allow_list(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """A tool collection named as an allow- or deny-list (see ``ALLOW_WORDS``): ``self.allow``,
+    ``ALLOWED_TOOLS``, ``enabled_tools``, ``allow_list`` -- not a plain registry (``self.tools``)."""
+    parts = _collection_words(expr)
+    return is_tool_collection(ctx, expr) and bool(set(parts or ()) & ALLOW_WORDS)
+
+
+def _collection_words(expr: cst.BaseExpression) -> list[str] | None:
+    """The words of a collection's own name, looking through ``.keys()``, ``set(...)`` and
+    comprehensions."""
     for _ in range(4):
         if isinstance(expr, cst.Call) and expr.args and final_name(expr) in _UNWRAP_CALLS:
             expr = expr.args[0].value if isinstance(expr.func, cst.Name) else expr
@@ -745,12 +772,7 @@ def is_tool_collection(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
         else:
             break
     leaf = leaf_name(expr)
-    if not leaf:
-        return False
-    parts = ordered_words(leaf)
-    return bool(parts) and (
-        parts[-1] in _COLLECTION_HEADS or (parts[-1] in _MAPPING_HEADS and bool(set(parts) & TOOLISH))
-    )
+    return ordered_words(leaf) if leaf else None
 
 
 # -- tool arguments and their validation -----------------------------------------------------

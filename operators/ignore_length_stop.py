@@ -21,6 +21,8 @@ from operators._streams import (
     LENGTH_MARKERS,
     NORMAL_END_MARKERS,
     TRUE,
+    fails,
+    is_bare_reason_name,
     is_reason_field,
     leaf_name,
     string_value,
@@ -121,6 +123,29 @@ class IgnoreLengthStop(Operator):
         ),
         Example(
             before=(
+                "def stream_once(client, msgs):\n"
+                "    reply = Reply()\n"
+                "    for chunk in client.chat.completions.create(model='m', messages=msgs, stream=True):\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            reply.finish = chunk.choices[0].finish_reason\n"
+                "    if reply.finish == 'length':\n"
+                "        raise OutputLimitReached(reply.content[-80:])\n"
+                "    return reply\n"
+            ),
+            after=(
+                "def stream_once(client, msgs):\n"
+                "    reply = Reply()\n"
+                "    for chunk in client.chat.completions.create(model='m', messages=msgs, stream=True):\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            reply.finish = chunk.choices[0].finish_reason\n"
+                "    if False:\n"
+                "        raise OutputLimitReached(reply.content[-80:])\n"
+                "    return reply\n"
+            ),
+            note="openai SDK stream, the reason kept under a bare `finish` attribute",
+        ),
+        Example(
+            before=(
                 "def request(prompt, key, limit):\n"
                 "    body = {'model': 'm', 'max_tokens': 1024, 'stop': ['\\n']}\n"
                 "    if key == 'length':\n"
@@ -130,6 +155,19 @@ class IgnoreLengthStop(Operator):
                 "    return body\n"
             ),
             note="request parameters and an unrelated 'length' key",
+        ),
+        Example(
+            before=(
+                "async def attempt(self, payload):\n"
+                "    turn = await self.read(payload)\n"
+                "    if not turn.text and not turn.calls and turn.finish_reason != 'length':\n"
+                "        raise RetryableError('empty response')\n"
+                "    if not turn.text and turn.stop not in ('length', 'max_tokens'):\n"
+                "        raise EmptyReply()\n"
+                "    return turn\n"
+            ),
+            note="`!= 'length'` only exempts a cut reply from the empty-response error "
+            "(accept-empty-response mutates that check)",
         ),
         Example(
             before=("def ok(message):\n    return message.stop_reason in ('end_turn', 'tool_use')\n"),
@@ -181,8 +219,29 @@ def _length_value(node: cst.CSTNode) -> bool:
 
 
 def _reasonish(expr: cst.CSTNode) -> bool:
-    """A stop/finish reason or a response status."""
-    return is_reason_field(expr) or bool(tokens(leaf_name(expr)) & {"reason", "status"})
+    """A stop/finish reason or a response status, or a bare ``finish``/``stop`` (``reply.finish``):
+    every caller also requires a comparison with a length value, which makes that one a reason."""
+    return (
+        is_reason_field(expr)
+        or is_bare_reason_name(expr)
+        or bool(tokens(leaf_name(expr)) & {"reason", "status"})
+    )
+
+
+def _exempts_from_other_error(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """``if not turn.text and turn.finish_reason != "length": raise EmptyResponse``: the negative
+    check only exempts a cut reply from another error. Making it always true does not ignore the
+    length stop, it reports a cut reply as that other error (accept-empty-response and its kin
+    cover the other check)."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    if not isinstance(parent, cst.BooleanOperation):
+        return False
+    while isinstance(parent, cst.BooleanOperation):
+        if not isinstance(parent.operator, cst.And):
+            return False
+        node, parent = parent, ctx.parent(parent)
+    return isinstance(parent, cst.If) and parent.test is node and fails(parent.body)
 
 
 def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
@@ -191,6 +250,8 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     left, target = comparison.left, comparison.comparisons[0]
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        if isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison):
+            return
         if not _reasonish(left) or any(string_value(e.value) in NORMAL_END_MARKERS for e in right.elements):
             return  # a set of every valid status ("completed", "incomplete", ...) is no length check
         for element in right.elements:
@@ -206,6 +267,8 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
                     )
         return
     if not isinstance(op, _POSITIVE + _NEGATIVE):
+        return
+    if isinstance(op, _NEGATIVE) and _exempts_from_other_error(ctx, comparison):
         return
     for field, value in ((left, right), (right, left)):
         if _reasonish(field) and _length_value(value) and _matches_field(field, value):

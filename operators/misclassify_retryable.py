@@ -19,6 +19,7 @@ from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
     FATAL_EXAMPLE,
     error_kind,
+    exception_verdict,
     http_status,
     identifier,
     in_retry_decision,
@@ -28,6 +29,7 @@ from operators._retry import (
     is_retry_loop,
     is_retry_name,
     is_retryable_status,
+    is_status_comparison,
     is_status_name,
     retry_library,
     words,
@@ -331,6 +333,83 @@ def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
             yield from _handler_types(ctx, handler, {"fatal", None})
 
 
+def _raises_in(ctx: SourceContext, block: cst.CSTNode, stop: tuple[type, ...]) -> list[cst.Raise]:
+    """``raise`` statements of ``block`` that run as part of it: not those of a nested function,
+    class or (for a handler) a nested ``try``'s own handlers."""
+    found = []
+    for raise_ in ctx.descendants(block, m.Raise(exc=m.Call() | m.Name() | m.Attribute())):
+        for ancestor in ctx.ancestors(raise_):
+            if ancestor is block:
+                found.append(raise_)
+                break
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, *stop)):
+                break
+    return found
+
+
+def _under_status_check(ctx: SourceContext, raise_: cst.Raise, handler: cst.CSTNode) -> bool:
+    """The raise is guarded by a status comparison, whose own mutant moves that class."""
+    for ancestor in ctx.ancestors(raise_):
+        if ancestor is handler:
+            return False
+        if isinstance(ancestor, cst.If) and any(
+            is_status_comparison(ctx, c) for c in ctx.descendants(ancestor.test, m.Comparison())
+        ):
+            return True
+    return False
+
+
+def _caught_names(handler: cst.ExceptHandler) -> set[str]:
+    caught = handler.type
+    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return {identifier(e) or "" for e in elements}
+
+
+def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
+    """A handler that turns the caught error into a retryable exception (``except
+    openai.RateLimitError as err: raise TransientFailure(...) from err``) classifies it, wherever the
+    retry loop is. The mutant re-raises the original error instead, which the loop does not retry;
+    a handler converting into a fatal exception raises a retryable sibling handler's class instead."""
+    handlers = [
+        h for h in attempt.handlers if h.type is not None and not ctx.qualified_names(h.type) & _BROAD
+    ]
+    converted: list[tuple[cst.ExceptHandler, cst.Raise, str]] = []
+    for handler in handlers:
+        for raise_ in _raises_in(ctx, handler.body, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            verdict = exception_verdict(ctx, raise_.exc)
+            raised = identifier(raise_.exc)
+            if (
+                verdict
+                and raised not in _caught_names(handler)
+                and not _under_status_check(ctx, raise_, handler)
+            ):
+                converted.append((handler, raise_, verdict))
+    retryable = next((r.exc for _, r, v in converted if v == "retryable"), None)
+    for handler, raise_, verdict in converted:
+        caught, raised = _label(ctx, handler.type), identifier(raise_.exc)
+        if verdict == "retryable":
+            yield Mutation(
+                raise_, cst.Raise(), f"{caught} re-raised as is, not as {raised}: no longer retried"
+            )
+        elif retryable is not None:
+            target = raise_.exc.func if isinstance(raise_.exc, cst.Call) else raise_.exc
+            source = retryable.func if isinstance(retryable, cst.Call) else retryable
+            yield Mutation(
+                target, source, f"{caught} raised as {identifier(source)}, not {raised}: now retried"
+            )
+
+
+def _decides_by_raising(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """``if err.status_code >= 500: raise TransientFailure(...)``: the status check picks the
+    exception the retry loop reacts to, even outside the loop."""
+    for ancestor in ctx.ancestors(comparison):
+        if isinstance(ancestor, cst.If):
+            return any(exception_verdict(ctx, r.exc) for r in _raises_in(ctx, ancestor.body, ()))
+        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+    return False
+
+
 def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     """``isinstance(err, anthropic.RateLimitError)`` / ``isinstance(err, (Timeout, AuthError))``."""
     classes = call.args[1].value
@@ -506,6 +585,105 @@ class MisclassifyRetryable(Operator):
         ),
         Example(
             before=(
+                "import openai\n\n"
+                "def open_stream(client, **kw):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(stream=True, **kw)\n"
+                "    except openai.RateLimitError as err:\n"
+                "        raise TransientFailure(str(err)) from err\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def open_stream(client, **kw):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(stream=True, **kw)\n"
+                "    except openai.RateLimitError as err:\n"
+                "        raise\n"
+            ),
+            note="call-site helper: a provider error converted into the loop's retryable exception",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def open_stream(client, **kw):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(stream=True, **kw)\n"
+                "    except openai.APIStatusError as err:\n"
+                "        if err.status_code >= 500 or err.status_code == 408:\n"
+                "            raise TransientFailure(str(err)) from err\n"
+                "        raise\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def open_stream(client, **kw):\n"
+                "    try:\n"
+                "        return client.chat.completions.create(stream=True, **kw)\n"
+                "    except openai.APIStatusError as err:\n"
+                "        if err.status_code >= 500 or False:\n"
+                "            raise TransientFailure(str(err)) from err\n"
+                "        raise\n"
+            ),
+            note="call-site helper: a status comparison picks the retryable exception",
+        ),
+        Example(
+            before=(
+                "import anthropic\n\n"
+                "async def attempt(client, body):\n"
+                "    try:\n"
+                "        return await client.messages.create(**body)\n"
+                "    except anthropic.AuthenticationError as exc:\n"
+                "        raise PermanentError('bad key') from exc\n"
+                "    except anthropic.InternalServerError as exc:\n"
+                "        raise TryAgain(str(exc)) from exc\n"
+            ),
+            after=(
+                "import anthropic\n\n"
+                "async def attempt(client, body):\n"
+                "    try:\n"
+                "        return await client.messages.create(**body)\n"
+                "    except anthropic.AuthenticationError as exc:\n"
+                "        raise TryAgain('bad key') from exc\n"
+                "    except anthropic.InternalServerError as exc:\n"
+                "        raise TryAgain(str(exc)) from exc\n"
+            ),
+            note="call-site helper: a fatal conversion turned into the retryable one",
+        ),
+        Example(
+            before=(
+                "def check(response):\n"
+                "    if response.status in {429, 503}:\n"
+                "        raise RetryLater(response.reason)\n"
+                "    response.raise_for_status()\n"
+            ),
+            after=(
+                "def check(response):\n"
+                "    if response.status in {503}:\n"
+                "        raise RetryLater(response.reason)\n"
+                "    response.raise_for_status()\n"
+            ),
+            note="status set deciding a retryable raise outside the loop",
+        ),
+        Example(
+            before=(
+                "import logging\n"
+                "import openai\n\n"
+                "log = logging.getLogger(__name__)\n\n"
+                "def fetch(client, settings, **kw):\n"
+                "    try:\n"
+                "        response = client.chat.completions.with_raw_response.create(**kw)\n"
+                "    except openai.APIStatusError as err:\n"
+                "        log.warning('model call failed: %s', err)\n"
+                "        raise\n"
+                "    except KeyError as err:\n"
+                "        raise ConfigError(str(err)) from err\n"
+                "    if response.status_code == 200:\n"
+                "        return response.parse()\n"
+                "    raise RetriesExhausted(response.status_code)\n"
+            ),
+            note="a handler that logs and re-raises, a domain error, a success check",
+        ),
+        Example(
+            before=(
                 "def route(status, page):\n"
                 "    if status == 404:\n"
                 "        return 'not found'\n"
@@ -538,12 +716,13 @@ class MisclassifyRetryable(Operator):
                 if kind:
                     yield from _removals(ctx, collection, kind)
         for comparison in ctx.findall(m.Comparison()):
-            if in_retry_decision(ctx, comparison):
+            if in_retry_decision(ctx, comparison) or _decides_by_raising(ctx, comparison):
                 yield from _status_check(ctx, comparison)
         for attempt in ctx.findall(m.Try()):
             loop = innermost_loop(ctx, attempt)
             if loop is not None and is_retry_loop(ctx, loop):
                 yield from _except_clauses(ctx, attempt)
+            yield from _conversions(ctx, attempt)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
             if in_retry_decision(ctx, call):
                 yield from _isinstance_check(ctx, call)

@@ -11,21 +11,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     FALSE,
+    STREAM_EVENT_WORDS,
     condition_sites,
     exits_early,
     handles_stream_events,
     is_literal,
+    is_reason_field,
     is_stop_flag,
+    is_stop_reason,
     leaf_name,
     negated,
     presence_of,
+    root_name,
     single_comparison,
     tokens,
+    word_list,
 )
 
 #: Words of a state meaning "no longer accepts events".
@@ -147,6 +153,43 @@ class OverwriteClosedBlock(Operator):
         ),
         Example(
             before=(
+                "import json\n"
+                "\n"
+                "async def read_turn(lines):\n"
+                "    turn = Turn()\n"
+                "    async for line in lines:\n"
+                "        data = line[5:].strip()\n"
+                "        if data == '[DONE]':\n"
+                "            break\n"
+                "        for choice in json.loads(data).get('choices') or []:\n"
+                "            if turn.finish_reason is not None:\n"
+                "                continue\n"
+                "            turn.text += (choice.get('delta') or {}).get('content') or ''\n"
+                "            if choice.get('finish_reason'):\n"
+                "                turn.finish_reason = choice['finish_reason']\n"
+                "    return turn\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "async def read_turn(lines):\n"
+                "    turn = Turn()\n"
+                "    async for line in lines:\n"
+                "        data = line[5:].strip()\n"
+                "        if data == '[DONE]':\n"
+                "            break\n"
+                "        for choice in json.loads(data).get('choices') or []:\n"
+                "            if False:\n"
+                "                continue\n"
+                "            turn.text += (choice.get('delta') or {}).get('content') or ''\n"
+                "            if choice.get('finish_reason'):\n"
+                "                turn.finish_reason = choice['finish_reason']\n"
+                "    return turn\n"
+            ),
+            note="hand-parsed OpenAI SSE: deltas after the choice's finish_reason are stray",
+        ),
+        Example(
+            before=(
                 "class Writer:\n"
                 "    def write(self, data):\n"
                 "        if self._closed:\n"
@@ -173,6 +216,20 @@ class OverwriteClosedBlock(Operator):
             ),
             note="futures' done() and a closed test that does not skip the event",
         ),
+        Example(
+            before=(
+                "class Relay:\n"
+                "    def on_event(self, event):\n"
+                "        if self.stop is not None:\n"
+                "            return\n"
+                "        if event.finish_time is not None:\n"
+                "            return\n"
+                "        if event.choices[0].finish_reason:\n"
+                "            return\n"
+                "        self.text += event.delta\n"
+            ),
+            note="a `stop` callback, a finish time, and the incoming event's own finish reason",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -196,11 +253,46 @@ def _already_closed(ctx: SourceContext, test: cst.BaseExpression) -> bool:
     if parts is not None and isinstance(parts[1], (cst.In, cst.NotIn)):
         return _state(parts[2], OPEN_WORDS if isinstance(parts[1], cst.NotIn) else CLOSED_WORDS)
     present = presence_of(test)
-    if present is not None and is_stop_flag(ctx, present):
+    if present is not None and (is_stop_flag(ctx, present) or _finished(ctx, test, present)):
         return True
     if present is test or (parts is not None and is_literal(parts[2], "True")):
         return _state(parts[0] if parts is not None else test, CLOSED_WORDS)
     return isinstance(test, cst.Call) and _state(test, CLOSED_WORDS)
+
+
+def _finished(ctx: SourceContext, test: cst.BaseExpression, present: cst.BaseExpression) -> bool:
+    """``turn.finish_reason is not None`` / ``if choice.finish_reason:``: the choice already got
+    its finish reason, so what follows is a stray event; ``self.finished is not None``: a state
+    named as ended, set once. A bare ``finish``/``stop`` counts only when compared with None and
+    the file shows it holds a stop reason (a ``self.stop`` flag never does)."""
+    if _incoming(ctx, present):
+        return False  # ``if chunk.finish_reason: return`` skips the final chunk, not a stray one
+    if is_reason_field(present):
+        return True
+    parts = single_comparison(test)
+    if parts is None or not is_literal(parts[2], "None"):
+        return False
+    words = word_list(leaf_name(present))
+    return bool(words) and (words[-1] in CLOSED_WORDS or is_stop_reason(ctx, present))
+
+
+#: Names of what arrives with the event being handled, as opposed to the assembler's state.
+_INCOMING_WORDS = STREAM_EVENT_WORDS | {"choice", "line", "data", "payload"}
+
+
+def _incoming(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``expr`` reads the incoming event (``chunk.choices[0].finish_reason``, ``choice.get(...)``):
+    named as an event/chunk/choice, or the target of an enclosing ``for``."""
+    root = root_name(expr)
+    if root is None or root in ("self", "cls"):
+        return False
+    words = word_list(root)
+    if words and words[-1] in _INCOMING_WORDS:
+        return True
+    for loop in ctx.ancestors(expr):
+        if isinstance(loop, cst.For) and root in {n.value for n in ctx.descendants(loop.target, m.Name())}:
+            return True
+    return False
 
 
 def _state(expr: cst.BaseExpression, words: frozenset[str]) -> bool:

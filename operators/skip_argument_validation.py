@@ -19,7 +19,11 @@ Recognised (by meaning, not by one spelling):
   ``Model(**args)`` for a pydantic model defined in the file -> ``Model.model_construct(**args)``:
   the object keeps its type, only validation is gone;
 * hand-written checks in guards: required keys (``key not in args``), unexpected keys
-  (``key not in properties`` for a key taken from the arguments), types
+  (``key not in properties``/``props``/``schema["properties"]`` for a key taken from the
+  arguments), problems collected from the arguments (``problems = self._problems(tool,
+  call.args)``, ``missing = [k for k in required if k not in args]``, then ``if problems:``
+  refusing -- the variable named for what is wrong: problems, errors, violations, missing,
+  unknown, invalid, extra), types
   (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them),
   but not a type *dispatch* (``if isinstance(x, list): ... elif isinstance(x, dict): ...``).
 
@@ -55,11 +59,18 @@ from operators._tools import (
     mentions_arguments,
     names_in,
     node_words,
+    walk,
     words,
 )
 
 #: Where a schema declares its keys: ``key not in properties`` for a key taken from the arguments.
-_SCHEMA_KEYS = frozenset("properties schema fields expected declared allowed inputs".split())
+_SCHEMA_KEYS = frozenset(
+    "properties property props prop required schema fields expected declared allowed inputs".split()
+)
+#: A variable named for what is wrong with the arguments: ``problems``, ``errors``, ``missing``.
+_PROBLEM_WORDS = frozenset(
+    "problem problems error errors violation violations missing unknown invalid extra extras".split()
+)
 #: A model named for arguments: ``WeatherArgs``, ``SearchArguments``, ``self.arg_model`` (not
 #: ``Params``: protocol layers name their request models so).
 _MODEL_WORDS = frozenset("args arguments argument arg kwargs".split())
@@ -100,13 +111,13 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
     tested = _tested_name(inner)
     if tested is not None and any(_validator_outcome(ctx, value) for value in local_values(ctx, tested)):
         return "validator", None
+    if tested is not None and _collected_problems(ctx, tested):
+        return "hand-written", None
     if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
         target = inner.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             required = mentions_arguments(ctx, target.comparator)
-            extra = from_arguments(ctx, inner.left) and bool(
-                node_words(ctx, target.comparator) & _SCHEMA_KEYS
-            )
+            extra = from_arguments(ctx, inner.left) and _names_schema_keys(ctx, target.comparator)
             return ("hand-written", isinstance(target.operator, cst.In)) if required or extra else None
     if m.matches(inner, m.Call(func=m.Name("isinstance"))) and inner.args:
         # either polarity: ``not isinstance(args, dict)`` refuses, so may ``isinstance(value, bool)``
@@ -114,6 +125,35 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
         if from_arguments(ctx, subject) and not _dispatches_on_type(ctx, inner, ctx.code(subject)):
             return "hand-written", None
     return None
+
+
+def _names_schema_keys(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``properties``, ``schema["properties"]``, ``spec.required``, or a local bound to one
+    (``props = schema.get("properties", {})``)."""
+    if node_words(ctx, expr) & _SCHEMA_KEYS:
+        return True
+    return isinstance(expr, cst.Name) and any(
+        node_words(ctx, value) & _SCHEMA_KEYS for value in local_values(ctx, expr) if value is not expr
+    )
+
+
+def _collected_problems(ctx: SourceContext, tested: cst.Name) -> bool:
+    """``problems = self._problems(tool, call.args)`` or ``missing = [k for k in required if k not
+    in args]``: a variable named for what is wrong (see ``_PROBLEM_WORDS``) that is computed from
+    the tool's arguments. A guard on it that refuses is the validation."""
+    if not words(tested.value) & _PROBLEM_WORDS:
+        return False
+    for value in local_values(ctx, tested):
+        if isinstance(value, cst.Await):
+            value = value.expression
+        if isinstance(value, cst.Call) and any(from_arguments(ctx, arg.value) for arg in value.args):
+            return True
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) and any(
+            isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and mentions_arguments(ctx, node)
+            for node in walk(value)
+        ):
+            return True
+    return False
 
 
 def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bool:
@@ -330,6 +370,76 @@ class SkipArgumentValidation(Operator):
                 "            continue\n"
             ),
             note="free text named like an input, checked without any refusal",
+        ),
+        Example(
+            before=(
+                "class Assistant:\n"
+                "    def _execute(self, call):\n"
+                "        tool = self.tools[call.name]\n"
+                "        problems = self._problems(tool, call.args)\n"
+                "        if problems:\n"
+                '            return "ERROR invalid arguments: " + "; ".join(problems)\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            after=(
+                "class Assistant:\n"
+                "    def _execute(self, call):\n"
+                "        tool = self.tools[call.name]\n"
+                "        problems = self._problems(tool, call.args)\n"
+                "        if False:\n"
+                '            return "ERROR invalid arguments: " + "; ".join(problems)\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            note="problems collected from the arguments by a helper, then refused",
+        ),
+        Example(
+            before=(
+                "def run_tool(spec, args):\n"
+                '    missing = [k for k in spec["required"] if k not in args]\n'
+                "    if missing:\n"
+                '        raise ToolError(f"missing arguments: {missing}")\n'
+                "    return spec.fn(**args)\n"
+            ),
+            after=(
+                "def run_tool(spec, args):\n"
+                '    missing = [k for k in spec["required"] if k not in args]\n'
+                "    if False:\n"
+                '        raise ToolError(f"missing arguments: {missing}")\n'
+                "    return spec.fn(**args)\n"
+            ),
+            note="missing keys collected by a comprehension",
+        ),
+        Example(
+            before=(
+                "def check_arguments(schema, args):\n"
+                '    props = schema.get("properties", {})\n'
+                "    for key in args:\n"
+                "        if key not in props:\n"
+                '            return f"unexpected argument {key!r}"\n'
+                "    return None\n"
+            ),
+            after=(
+                "def check_arguments(schema, args):\n"
+                '    props = schema.get("properties", {})\n'
+                "    for key in args:\n"
+                "        if False:\n"
+                '            return f"unexpected argument {key!r}"\n'
+                "    return None\n"
+            ),
+            note="an argument key not among the schema's properties (`props`)",
+        ),
+        Example(
+            before=(
+                "import os\n\n"
+                "def settings(config):\n"
+                '    missing = [k for k in ("API_KEY", "MODEL") if k not in os.environ]\n'
+                "    if missing:\n"
+                '        raise RuntimeError(f"missing settings: {missing}")\n'
+                "    errors = lint(config)\n"
+                "    if errors:\n"
+                '        raise ValueError("invalid config")\n'
+            ),
+            note="problems collected from the environment or a config, not from a tool's arguments",
         ),
     )
 

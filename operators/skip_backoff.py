@@ -15,7 +15,7 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import is_sleep_call, retry_library, waits_after_failure
+from operators._retry import is_injected_wait, is_sleep_call, retry_library, waits_after_failure
 
 _DELAY_KEYWORDS = frozenset({"seconds", "secs", "delay", "duration", "timeout", "delay_seconds"})
 
@@ -165,6 +165,86 @@ class SkipBackoff(Operator):
         ),
         Example(
             before=(
+                "class Assistant:\n"
+                "    def _call_model(self):\n"
+                "        tries = 0\n"
+                "        while True:\n"
+                "            tries += 1\n"
+                "            try:\n"
+                "                return self._stream_once()\n"
+                "            except TransientFailure as failure:\n"
+                "                pause = failure.wait_s or self.delay_s\n"
+                "                self.sleeper(pause)\n"
+            ),
+            after=(
+                "class Assistant:\n"
+                "    def _call_model(self):\n"
+                "        tries = 0\n"
+                "        while True:\n"
+                "            tries += 1\n"
+                "            try:\n"
+                "                return self._stream_once()\n"
+                "            except TransientFailure as failure:\n"
+                "                pause = failure.wait_s or self.delay_s\n"
+                "                self.sleeper(0)\n"
+            ),
+            note="an injected sleeper not called sleep (openai SDK loop)",
+        ),
+        Example(
+            before=(
+                "async def fetch(send, wait, max_attempts=4):\n"
+                "    for attempt in range(max_attempts):\n"
+                "        try:\n"
+                "            return await send()\n"
+                "        except OSError:\n"
+                "            await wait(min(2 ** attempt, 30))\n"
+            ),
+            after=(
+                "async def fetch(send, wait, max_attempts=4):\n"
+                "    for attempt in range(max_attempts):\n"
+                "        try:\n"
+                "            return await send()\n"
+                "        except OSError:\n"
+                "            await wait(0)\n"
+            ),
+            note="an injected async wait(...) with a computed delay",
+        ),
+        Example(
+            before=(
+                "def post(client, body, delay_fn, retries=3):\n"
+                "    for attempt in range(retries):\n"
+                "        resp = client.post('/v1/messages', json=body)\n"
+                "        if resp.status_code != 529:\n"
+                "            return resp\n"
+                "        delay_fn(0.5 * 2 ** attempt)\n"
+            ),
+            after=(
+                "def post(client, body, delay_fn, retries=3):\n"
+                "    for attempt in range(retries):\n"
+                "        resp = client.post('/v1/messages', json=body)\n"
+                "        if resp.status_code != 529:\n"
+                "            return resp\n"
+                "        delay_fn(0)\n"
+            ),
+            note="a delay_fn hook on a status-checking loop",
+        ),
+        Example(
+            before=(
+                "def call_with_retry(self, request, max_attempts=3):\n"
+                "    for attempt in range(max_attempts):\n"
+                "        try:\n"
+                "            return self.transport.send(request)\n"
+                "        except ConnectionError:\n"
+                "            self.stop_event.wait()\n"
+                "            self.worker.join()\n"
+                "            self.inbox.get(timeout=self.poll_s)\n"
+                "            self.wait_for_approval(request)\n"
+                "            self.pause(request)\n"
+            ),
+            note="look-alikes in a retry loop: no-argument waits, joins, queue reads, approvals",
+        ),
+        Example(
+            before=(
                 "import time\n\n"
                 "def stream_slowly(handler, chunks, pace):\n"
                 "    for chunk in chunks:\n"
@@ -190,7 +270,7 @@ class SkipBackoff(Operator):
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for call in ctx.findall(m.Call()):
-            if is_sleep_call(ctx, call) and waits_after_failure(ctx, call):
+            if (is_sleep_call(ctx, call) or is_injected_wait(ctx, call)) and waits_after_failure(ctx, call):
                 arg = _delay_argument(call)
                 if arg is not None:
                     yield Mutation(

@@ -23,12 +23,15 @@ from operators._streams import (
     condition_sites,
     fails,
     in_stop_branch,
+    is_literal,
     is_reason_field,
     is_stop_flag,
+    is_stop_reason,
     owner_of,
     presence_of,
     references,
     same_place,
+    single_comparison,
     statements,
     stop_flags,
     stop_test,
@@ -188,6 +191,46 @@ class SkipStopMarkerCheck(Operator):
         ),
         Example(
             before=(
+                "def stream_once(client, msgs):\n"
+                "    reply = Reply()\n"
+                "    for chunk in client.chat.completions.create(model='m', messages=msgs, stream=True):\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            reply.finish = chunk.choices[0].finish_reason\n"
+                "    if reply.finish is None:\n"
+                "        raise TransientFailure('stream ended without a finish_reason')\n"
+                "    return reply\n"
+            ),
+            after=(
+                "def stream_once(client, msgs):\n"
+                "    reply = Reply()\n"
+                "    for chunk in client.chat.completions.create(model='m', messages=msgs, stream=True):\n"
+                "        if chunk.choices and chunk.choices[0].finish_reason:\n"
+                "            reply.finish = chunk.choices[0].finish_reason\n"
+                "    if False:\n"
+                "        raise TransientFailure('stream ended without a finish_reason')\n"
+                "    return reply\n"
+            ),
+            note="openai SDK (it eats [DONE]): a missing finish reason, kept as `finish`, is the end marker",
+        ),
+        Example(
+            before=(
+                "def chat(http, body):\n"
+                "    data = http.post('/api/chat', json=body).json()\n"
+                "    if not data.get('done_reason'):\n"
+                "        raise Incomplete(data)\n"
+                "    return data['message']\n"
+            ),
+            after=(
+                "def chat(http, body):\n"
+                "    data = http.post('/api/chat', json=body).json()\n"
+                "    if False:\n"
+                "        raise Incomplete(data)\n"
+                "    return data['message']\n"
+            ),
+            note="Ollama's done_reason",
+        ),
+        Example(
+            before=(
                 "def configure(api_key, events):\n"
                 "    if not api_key:\n"
                 "        raise ValueError('api_key is required')\n"
@@ -212,6 +255,26 @@ class SkipStopMarkerCheck(Operator):
                 "    raise StreamFailed(event)\n"
             ),
             note="a flag that only drives the read loop, and a comparison with another event type",
+        ),
+        Example(
+            before=(
+                "class Worker:\n"
+                "    def __init__(self):\n"
+                "        self.stop = False\n"
+                "        self.finish = None\n"
+                "        self.finish_time = None\n"
+                "\n"
+                "    def step(self, stop_event):\n"
+                "        if not self.stop:\n"
+                "            raise Paused()\n"
+                "        if stop_event.is_set():\n"
+                "            raise Cancelled()\n"
+                "        if self.finish_time is None:\n"
+                "            raise NotStarted('no finish_time yet')\n"
+                "        if self.finish is None:\n"
+                "            raise NotDone()\n"
+            ),
+            note="a `stop` flag, a stop event, a finish time, and a `finish` nothing shows to be a reason",
         ),
     )
 
@@ -246,10 +309,10 @@ class SkipStopMarkerCheck(Operator):
         if marker is not None:
             return not marker
         missing = absence_of(test)
-        if missing is not None and (is_stop_flag(ctx, missing) or is_reason_field(missing)):
+        if missing is not None and (is_stop_flag(ctx, missing) or _reason(ctx, test, missing)):
             return True
         present = presence_of(test)
-        if present is not None and (is_stop_flag(ctx, present) or is_reason_field(present)):
+        if present is not None and (is_stop_flag(ctx, present) or _reason(ctx, test, present)):
             return False
         return None
 
@@ -302,6 +365,17 @@ class SkipStopMarkerCheck(Operator):
                     description = f"{ctx.code(flag)} starts out True: the end marker is never awaited"
                     yield Mutation(assign.value, TRUE, description)
                     break
+
+
+def _reason(ctx: SourceContext, test: cst.BaseExpression, field: cst.BaseExpression) -> bool:
+    """``field`` is the stop reason ``test`` checks for presence: a reason field however tested
+    (``not finish_reason``), or a bare ``finish``/``stop`` the file shows to be a reason, only when
+    compared with None (``reply.finish is None``; ``if not self.stop`` may be a flag). With an SDK
+    that consumes ``[DONE]``, a missing finish reason is the only end marker left to check."""
+    if is_reason_field(field):
+        return True
+    parts = single_comparison(test)
+    return parts is not None and is_literal(parts[2], "None") and is_stop_reason(ctx, field)
 
 
 def _next_statement(ctx: SourceContext, node: cst.CSTNode) -> cst.BaseStatement | None:

@@ -9,8 +9,11 @@ Recognised (``if``/``elif``/``assert``/conditional-expression guards, either pol
 
 * comparisons of a tenant/organisation/workspace/owner identity with the caller's:
   ``args["tenant_id"] != ctx.tenant_id``, ``owner != self.tenant_id``, ``doc.org_id == user.org_id``,
-  ``org not in principal.orgs`` -- the guard never refuses. A literal on either side (a plan
-  check, ``tenant is None``) or a required-key check (``"tenant_id" not in args``) is not one;
+  ``org not in principal.orgs`` -- the guard never refuses. An account, customer or user id the
+  call names counts too when it is the whole key (``call.args.get("account") !=
+  self.settings.tenant``, ``args["customer_id"] != session.customer_id``), not account data
+  (``account_balance``, ``account_type``). A literal on either side (a plan check, ``tenant is
+  None``) or a required-key check (``"tenant_id" not in args``) is not one;
 * authorisation predicates: ``authorize(tenant, resource)``, ``self.auth.can_access(...)``,
   ``has_permission(...)``, ``belongs_to_tenant(...)`` -- forced true in a guard, and removed
   (``pass``) when called as a statement that raises on refusal (``ensure_same_tenant(...)``).
@@ -28,7 +31,17 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import agent_code, bypass, final_name, guard_operands, is_literal, node_words, words
+from operators._tools import (
+    agent_code,
+    bypass,
+    final_name,
+    guard_operands,
+    is_literal,
+    leaf_name,
+    node_words,
+    string_value,
+    words,
+)
 
 _TENANT = frozenset(
     (
@@ -36,25 +49,85 @@ _TENANT = frozenset(
         "owner owners owned"
     ).split()
 )
+#: Who else a resource may belong to. These words also name ordinary data (``account_balance``,
+#: ``customer_name``), so they count only as the whole of a key or name, with at most an id
+#: suffix: ``call.args.get("account")``, ``args["customer_id"]``, ``doc.workspace_id``, ``user_id``.
+_OWNER_WORDS = frozenset(
+    (
+        "account accounts customer customers org orgs organization organizations organisation "
+        "organisations workspace workspaces owner owners tenant tenants"
+    ).split()
+)
+_ID_WORDS = frozenset("id ids uuid key".split())
 _CALLER = frozenset("caller user current ctx context session principal request self actor".split())
 _AUTHORISE = frozenset("authorize authorise authorized authorised authz owns permitted".split())
 _ACCESS = frozenset("access permission permissions tenant owner ownership".split())
 _ASKS = frozenset("can has check verify ensure require assert is same belongs allowed may".split())
 
 
-def _is_tenant_comparison(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+def _between_names(
+    operand: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.ComparisonTarget, cst.BaseExpression] | None:
+    """(left, comparison, right) of a single comparison between two non-literals, else ``None``."""
     if not (isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1):
-        return False
+        return None
     left, target = operand.left, operand.comparisons[0]
     right = target.comparator
     if is_literal(left) or is_literal(right):
+        return None
+    return left, target, right
+
+
+def _is_tenant_comparison(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    parts = _between_names(operand)
+    if parts is None:
         return False
+    left, target, right = parts
     lw, rw = node_words(ctx, left), node_words(ctx, right)
     if isinstance(target.operator, (cst.In, cst.NotIn)):
         return bool(lw & _TENANT) and bool(rw & _TENANT)
     if isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
         return bool((lw | rw) & _TENANT) and bool(lw & (_TENANT | _CALLER)) and bool(rw & (_TENANT | _CALLER))
     return False
+
+
+def _identity(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is, by its own name or key, whose a resource is: ``account``,
+    ``args["customer_id"]``, ``call.args.get("account")``, ``self.org_id``, ``user_id`` -- not
+    ``account_balance`` or ``user.name``."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "get"
+        and expr.args
+    ):
+        name = string_value(expr.args[0].value)
+    else:
+        name = leaf_name(expr)
+    found = words(name or "")
+    if not found or not found <= _OWNER_WORDS | _ID_WORDS | {"user", "users"}:
+        return False
+    return bool(found & _OWNER_WORDS) or (bool(found & {"user", "users"}) and bool(found & _ID_WORDS))
+
+
+def _is_owner_comparison(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``call.args.get("account") != self.settings.tenant``, ``args["customer_id"] ==
+    session.customer_id``, ``account not in principal.accounts``: an identity named by the call
+    against the caller's own."""
+    parts = _between_names(operand)
+    if parts is None:
+        return False
+    left, target, right = parts
+    if isinstance(target.operator, (cst.In, cst.NotIn)):
+        return _identity(left) and _identity(right)
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        return False
+
+    def callers(side: cst.BaseExpression) -> bool:
+        found = node_words(ctx, side)
+        return _identity(side) or bool(found & (_OWNER_WORDS | {"user"}) and found & _CALLER)
+
+    return (_identity(left) and callers(right)) or (_identity(right) and callers(left))
 
 
 def _is_authorisation(ctx: SourceContext, call: cst.Call) -> bool:
@@ -188,12 +261,56 @@ class SkipTenantCheck(Operator):
             ),
             note="OAuth plumbing is not a tenant check",
         ),
+        Example(
+            before=(
+                "class Assistant:\n"
+                "    def _execute(self, call, tool):\n"
+                '        if tool.tenant_scoped and call.args.get("account") != self.settings.tenant:\n'
+                '            return "ERROR account belongs to another tenant"\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            after=(
+                "class Assistant:\n"
+                "    def _execute(self, call, tool):\n"
+                "        if tool.tenant_scoped and False:\n"
+                '            return "ERROR account belongs to another tenant"\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            note="the account the call names against the session's tenant",
+        ),
+        Example(
+            before=(
+                "def refund(args, session):\n"
+                '    if args["customer_id"] != session.customer_id:\n'
+                '        raise ToolError("not your order")\n'
+                '    return issue_refund(args["order_id"])\n'
+            ),
+            after=(
+                "def refund(args, session):\n"
+                "    if False:\n"
+                '        raise ToolError("not your order")\n'
+                '    return issue_refund(args["order_id"])\n'
+            ),
+            note="the customer the call names against the session's customer",
+        ),
+        Example(
+            before=(
+                "def withdraw(args, account_balance, session):\n"
+                "    if account_balance < 0:\n"
+                '        raise ToolError("overdrawn")\n'
+                '    if args["account_type"] != session.default_type:\n'
+                '        raise ToolError("wrong account type")\n'
+                '    if args["user_id"] is None:\n'
+                '        raise ToolError("missing user_id")\n'
+            ),
+            note="account data that is not whose the account is; a missing id is not a comparison",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
             call = operand.expression if isinstance(operand, cst.Await) else operand
-            if _is_tenant_comparison(ctx, operand):
+            if _is_tenant_comparison(ctx, operand) or _is_owner_comparison(ctx, operand):
                 # ``tenant == caller`` passes when true; ``tenant != caller`` when false
                 passing = isinstance(operand.comparisons[0].operator, (cst.Equal, cst.Is, cst.In))
             elif isinstance(call, cst.Call) and _is_authorisation(ctx, call):

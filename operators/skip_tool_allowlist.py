@@ -8,11 +8,18 @@ dispatcher (``getattr``, a shared registry) -- runs something the model was neve
 Recognised guards (either polarity; ``if``/``elif``/``assert``/conditional expressions):
 
 * membership of the requested name in a tool collection: ``name not in ALLOWED_TOOLS``,
-  ``block.name in self.tools``, ``tc.function.name not in available_functions`` (deny-lists such
-  as ``DISABLED_TOOLS`` too); a bare ``allowed``/``registry`` counts inside tool-handling code;
+  ``call.name not in self.allow``, ``block.name in self.tools``, ``tc.function.name not in
+  available_functions``, ``enabled_tools``, ``tool_whitelist`` (deny-lists such as
+  ``DISABLED_TOOLS`` too); a bare ``allowed``/``allow``/``registry`` counts inside tool-handling code;
 * a lookup that came back empty: ``tool = self._tools.get(call.name)`` (or ``getattr(tools,
   name, None)``) then ``if tool is None`` / ``if not tool`` (or the walrus form);
 * a predicate on the name: ``is_allowed(name)``, ``registry.has(name)``, ``tool_exists(name)``.
+
+A registry is the allow-list only where nothing else is: when a function also checks the name
+against an allow- or deny-list (``self.allow``, ``ALLOWED_TOOLS``, ``is_allowed(name)``), its
+existence checks (``name not in self.tools``, ``tool is None`` after ``self.tools.get(name)``,
+``registry.has(name)``) are left alone -- with the allow-list a subset of the registry, skipping
+them changes nothing.
 
 The refusal must be unmistakable (a raise, an error result, a message saying the tool is unknown
 or not allowed) and on the side where the name is *not* allowed: refusing a name that *is*
@@ -31,11 +38,13 @@ import libcst.matchers as m
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
+    ALLOW_WORDS,
     TOOLISH,
     bypass,
     final_name,
     guard_operands,
     in_tool_context,
+    is_allow_list,
     is_literal,
     is_tool_collection,
     local_values,
@@ -115,6 +124,59 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
         )
         return True if found else None
     return None
+
+
+def _lookup_collection(ctx: SourceContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The collection a tool lookup (see :func:`_is_lookup`) reads."""
+    if isinstance(expr, cst.NamedExpr):
+        expr = expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+        return expr.func.value
+    if isinstance(expr, cst.Call) and expr.args:
+        return expr.args[0].value
+    return None
+
+
+def _is_explicit(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """Whether an allow-list check (one :func:`_passing_value` accepts) asks an allow- or
+    deny-list -- ``name in self.allow``, ``is_allowed(name)``, a literal list of names -- rather
+    than whether the tool exists at all (``name in self.tools``, ``tool is None`` after
+    ``tool = self.tools.get(name)``, ``registry.has(name)``)."""
+    if isinstance(operand, cst.Comparison):
+        left, right = operand.left, operand.comparisons[0].comparator
+        if isinstance(operand.comparisons[0].operator, (cst.In, cst.NotIn)):
+            return isinstance(right, (cst.List, cst.Tuple, cst.Set)) or is_allow_list(ctx, right)
+        return _is_explicit(ctx, left)
+    if isinstance(operand, cst.Name):
+        return any(
+            _is_lookup(ctx, value) and is_allow_list(ctx, _lookup_collection(ctx, value))
+            for value in local_values(ctx, operand)
+        )
+    if isinstance(operand, cst.NamedExpr) or (isinstance(operand, cst.Call) and _is_lookup(ctx, operand)):
+        collection = _lookup_collection(ctx, operand)
+        return collection is not None and is_allow_list(ctx, collection)
+    if isinstance(operand, cst.Call):
+        own = words(final_name(operand) or "")
+        owner = operand.func.value if isinstance(operand.func, cst.Attribute) else None
+        return bool(own & ALLOW_WORDS) or (owner is not None and is_allow_list(ctx, owner))
+    return False
+
+
+def _has_explicit_check(ctx: SourceContext, function: cst.CSTNode | None) -> bool:
+    """Whether ``function`` checks the requested tool against an allow- or deny-list of its own:
+    then its registry-existence checks are not the allow-list (when the list is a subset of the
+    registry, skipping the existence check changes nothing)."""
+
+    def compute() -> bool:
+        return any(
+            ctx.enclosing_function(operand) is function
+            and _passing_value(ctx, operand) is not None
+            and _is_explicit(ctx, operand)
+            and bypass(ctx, operand, strict=True) is not None
+            for operand in guard_operands(ctx)
+        )
+
+    return ctx.cached(("skip-tool-allowlist", "explicit", id(function)), compute)
 
 
 class SkipToolAllowlist(Operator):
@@ -246,11 +308,43 @@ class SkipToolAllowlist(Operator):
             ),
             note="a lazy registry fills itself; nothing is refused",
         ),
+        Example(
+            before=(
+                "class Assistant:\n"
+                "    def _execute(self, call):\n"
+                "        tool = self.tools.get(call.name)\n"
+                "        if tool is None or call.name not in self.allow:\n"
+                '            return f"ERROR tool {call.name} is not permitted"\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            after=(
+                "class Assistant:\n"
+                "    def _execute(self, call):\n"
+                "        tool = self.tools.get(call.name)\n"
+                "        if tool is None or False:\n"
+                '            return f"ERROR tool {call.name} is not permitted"\n'
+                "        return tool.func(**call.args)\n"
+            ),
+            note="an allow-list (`self.allow`) besides the registry: only the allow-list check is mutated, "
+            "the registry lookup is not (skipping it changes nothing when the list is a subset)",
+        ),
+        Example(
+            before=(
+                "def admit(request, allow_origins):\n"
+                "    if request.name not in allow_origins:\n"
+                '        raise PermissionError("origin not allowed")\n'
+            ),
+            note="an allow-list of something other than tools",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for operand in guard_operands(ctx):
             passing = _passing_value(ctx, operand)
+            if passing is not None and not _is_explicit(ctx, operand):
+                # an existence check in the registry is the allow-list only where there is no other
+                if _has_explicit_check(ctx, ctx.enclosing_function(operand)):
+                    continue
             if passing is not None:
                 never_refuses = bypass(ctx, operand, strict=True)
                 if never_refuses is not None and never_refuses.value == str(passing):

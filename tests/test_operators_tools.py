@@ -562,3 +562,25 @@ def test_no_tool_operator_fires_on_the_sample_agents_other_modules(module: str) 
     operators = [all_operators()[name] for name in TOOL_OPERATORS]
     found = generate_for_source(source, f"sample_agent/{module}", operators)
     assert not found, [(mu.operator, mu.location.start_line, mu.original) for mu in found]
+
+
+def test_a_registry_lookup_next_to_a_real_allow_list_is_not_the_guard() -> None:
+    """When a function checks an allow-list, the registry lookup beside it is not mutated: dropping
+    it changes nothing while the allow-list (a subset of the registry) still refuses, so its mutant
+    could never be killed. Alone, the registry lookup is the allow-list and is mutated."""
+    with_list = """
+    def dispatch(self, call):
+        tool = self.tools.get(call.name)
+        if tool is None or call.name not in self.allow:
+            return "ERROR tool not allowed"
+        return tool(**call.args)
+    """
+    assert changes("skip-tool-allowlist", with_list) == [("call.name not in self.allow", "False")]
+    registry_only = """
+    def dispatch(self, call):
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return "ERROR unknown tool"
+        return tool(**call.args)
+    """
+    assert changes("skip-tool-allowlist", registry_only) == [("tool is None", "False")]
