@@ -192,3 +192,11 @@ def test_async_client_parses_text_and_tool_calls(server) -> None:
 
     message = asyncio.run(main())
     assert message.content[0].text == "async hi" and message.content[1].input == {"q": "async"}
+
+
+def test_the_refused_url_refuses_before_any_byte() -> None:
+    """What ``drop`` cannot do: no listener at all, so the SDK raises a connect error."""
+    refusing = anthropic.Anthropic(base_url=FakeModelServer.refused_url(), api_key="test", max_retries=0)
+    with pytest.raises(anthropic.APIConnectionError) as caught:
+        refusing.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+    assert isinstance(caught.value.__cause__, httpx2.ConnectError)

@@ -206,6 +206,16 @@ class FakeModelServer:
         """``http://127.0.0.1:PORT`` (OpenAI clients want ``base_url + "/v1"``)."""
         return f"http://127.0.0.1:{self.port}"
 
+    @staticmethod
+    def refused_url() -> str:
+        """A base URL on loopback where nothing listens: the connection is refused before any
+        byte, the one network failure a server cannot produce (``drop`` closes an accepted
+        connection). Point a first client at it to test the agent's connect-error handling."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
     # -- configuring what it answers ----------------------------------------------------------------
 
     def script(self, *behaviours: Behaviour | Iterable[Behaviour]) -> FakeModelServer:
