@@ -47,8 +47,8 @@ class DropDisconnectHandling(Operator):
     hint = (
         "Make the fake server cut the stream mid-response, drop the connection before the response "
         "(`behaviours.drop()`), or stall it past the read timeout; for a refused connection point the "
-        "client at `FakeModelServer.refused_url()`. Assert the agent retried: two requests, the same body, the failure "
-        "journaled with its reason."
+        "client at `FakeModelServer.refused_url()`. Assert the agent retried: two requests, the same "
+        "body, the failure journaled with its reason."
     )
     examples = (
         Example(
