@@ -163,7 +163,20 @@ _REFUSAL_WORDS = frozenset(
         "fail failed failure required unexpected violation mismatch wrong unsupported illegal must cannot"
     ).split()
 )
-_NEGATED = re.compile(r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b", re.I)
+_NEGATED = re.compile(
+    r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b"
+    # ownership refusals: "not in this tenant", "belongs to another account", "off limits"
+    r"|\bnot\s+in\s+(this|your|the\s+same|the\s+caller'?s)\s+(tenant|workspace|account|org|organi[sz]ation|project)\b"
+    r"|\b(another|a\s+different|other)\s+(tenant|user|account|customer|org|organi[sz]ation|workspace)'?s?\b"
+    r"|\boff[\s-]limits\b"
+    r"|\b(does\s+not|doesn'?t|do\s+not|don'?t)\s+(belong|own)\b",
+    re.I,
+)
+#: Keys of a returned result that say it is an error: ``{"is_error": True}``, ``{"ok": False}``,
+#: ``{"status": "error"}``, ``ToolResult(is_error=True)``.
+_ERROR_FLAGS = frozenset("is_error iserror error".split())
+_SUCCESS_FLAGS = frozenset("ok success succeeded allowed permitted approved".split())
+_ERROR_STATUSES = frozenset("error denied refused forbidden failed rejected".split())
 #: Function/class/parameter words that put a function in charge of tool calls.
 #: (``dispatch``/``execute``/``invoke`` alone name event dispatchers and database cursors too.)
 TOOL_CONTEXT_WORDS = _CONTEXT_NOUNS | {"call", "calls"}
@@ -553,6 +566,27 @@ def _spoken(nodes: Iterable[cst.CSTNode]) -> str:
     return " ".join(parts)
 
 
+def _flags_an_error(nodes: Iterable[cst.CSTNode]) -> bool:
+    """A dict entry or keyword argument among ``nodes`` that marks a result as an error."""
+    for node in nodes:
+        if isinstance(node, cst.DictElement) and isinstance(node.key, cst.SimpleString):
+            key, value = str(node.key.evaluated_value), node.value
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            key, value = node.keyword.value, node.value
+        else:
+            continue
+        key = key.lower()
+        if key in _ERROR_FLAGS and not (isinstance(value, cst.Name) and value.value in ("False", "None")):
+            if not (isinstance(value, cst.SimpleString) and not value.evaluated_value):
+                return True
+        if key in _SUCCESS_FLAGS and isinstance(value, cst.Name) and value.value == "False":
+            return True
+        if key in ("status", "outcome") and isinstance(value, cst.SimpleString):
+            if str(value.evaluated_value).lower() in _ERROR_STATUSES:
+                return True
+    return False
+
+
 def refusal_level(
     ctx: SourceContext, nodes: Sequence[cst.CSTNode], vocabulary: frozenset[str] = frozenset()
 ) -> int:
@@ -569,7 +603,12 @@ def refusal_level(
     ):
         return 0
     text = _spoken(inner)
-    if any(isinstance(n, cst.Raise) for n in inner) or words(text) & _REFUSAL_WORDS or _NEGATED.search(text):
+    if (
+        any(isinstance(n, cst.Raise) for n in inner)
+        or words(text) & _REFUSAL_WORDS
+        or _NEGATED.search(text)
+        or _flags_an_error(inner)
+    ):
         return 2
     for n in inner:
         if isinstance(n, (cst.Continue, cst.Break)):

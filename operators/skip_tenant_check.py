@@ -152,6 +152,23 @@ class SkipTenantCheck(Operator):
     examples = (
         Example(
             before=(
+                "async def run_tool(self, name, args, session):\n"
+                '    resource = args.get("resource")\n'
+                "    if resource is not None and self.resource_tenants.get(resource) != session.tenant_id:\n"
+                '        return f"resource {resource!r} is not in this tenant", True\n'
+                "    return await self.tools[name](**args), False\n"
+            ),
+            after=(
+                "async def run_tool(self, name, args, session):\n"
+                '    resource = args.get("resource")\n'
+                "    if resource is not None and False:\n"
+                '        return f"resource {resource!r} is not in this tenant", True\n'
+                "    return await self.tools[name](**args), False\n"
+            ),
+            note="the refusal is an (error text, is_error) pair, known by what it says",
+        ),
+        Example(
+            before=(
                 "def get_ticket(args, ctx):\n"
                 '    if args["tenant_id"] != ctx.tenant_id:\n'
                 '        raise ToolError("forbidden", "ticket belongs to another tenant")\n'

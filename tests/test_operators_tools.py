@@ -584,3 +584,30 @@ def test_a_registry_lookup_next_to_a_real_allow_list_is_not_the_guard() -> None:
         return tool(**call.args)
     """
     assert changes("skip-tool-allowlist", registry_only) == [("tool is None", "False")]
+
+
+def test_a_refusal_is_known_by_its_error_flag_or_its_ownership_wording() -> None:
+    """A branch that answers the model with an error result (``{"ok": False}``, ``is_error=True``)
+    or says the resource is someone else's is a refusal, whatever other words it uses."""
+    source = """
+    def read_file(args, session):
+        if args["workspace"] != session.workspace:
+            return {"ok": False, "message": "that workspace is off limits"}
+        return {"ok": True, "text": open(args["path"]).read()}
+
+    def read_note(args, session):
+        if args["customer_id"] != session.customer_id:
+            return ToolResult(text="nope", is_error=True)
+        return ToolResult(text=NOTES[args["note"]])
+    """
+    assert changes("skip-tenant-check", source) == [
+        ('args["workspace"] != session.workspace', "False"),
+        ('args["customer_id"] != session.customer_id', "False"),
+    ]
+    carries_on = """
+    def read_file(args, session):
+        if args["workspace"] != session.workspace:
+            return {"ok": True, "note": "read across workspaces"}
+        return {"ok": True}
+    """
+    assert changes("skip-tenant-check", carries_on) == []
