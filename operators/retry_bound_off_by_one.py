@@ -47,8 +47,10 @@ def _decides(ctx: SourceContext, comparison: cst.Comparison) -> bool:
         if isinstance(ancestor, cst.While) and previous is ancestor.test:
             return is_retry_loop(ctx, ancestor)
         if isinstance(ancestor, cst.If) and previous is ancestor.test:
-            return control_flow_exits(ctx, ancestor.body) or (
-                ancestor.orelse is not None and control_flow_exits(ctx, ancestor.orelse)
+            return (
+                control_flow_exits(ctx, ancestor.body)
+                or _raises_for_status(ctx, ancestor.body)
+                or (ancestor.orelse is not None and control_flow_exits(ctx, ancestor.orelse))
             )
         if isinstance(ancestor, cst.Return):
             return True
@@ -56,6 +58,12 @@ def _decides(ctx: SourceContext, comparison: cst.Comparison) -> bool:
             return False
         previous = ancestor
     return False
+
+
+def _raises_for_status(ctx: SourceContext, body: cst.BaseSuite) -> bool:
+    """``if tries >= MAX_TRIES: resp.raise_for_status()``: the httpx/requests way of giving up
+    (the call raises the HTTP error the loop was retrying)."""
+    return bool(ctx.descendants(body, m.Call(func=m.Attribute(attr=m.Name("raise_for_status")))))
 
 
 def _counts_attempts(ctx: SourceContext, comparison: cst.Comparison) -> bool:
@@ -126,6 +134,37 @@ class RetryBoundOffByOne(Operator):
         "also let a call succeed exactly on the last allowed attempt."
     )
     examples = (
+        Example(
+            before=(
+                "import time\n\n"
+                "def post(client, body):\n"
+                "    tries = 0\n"
+                "    while True:\n"
+                "        tries += 1\n"
+                "        resp = client.post('/v1/chat/completions', json=body)\n"
+                "        if resp.status_code == 429 or resp.status_code >= 500:\n"
+                "            if tries >= MAX_TRIES:\n"
+                "                resp.raise_for_status()\n"
+                "            time.sleep(2 ** tries)\n"
+                "            continue\n"
+                "        return resp.json()\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def post(client, body):\n"
+                "    tries = 0\n"
+                "    while True:\n"
+                "        tries += 1\n"
+                "        resp = client.post('/v1/chat/completions', json=body)\n"
+                "        if resp.status_code == 429 or resp.status_code >= 500:\n"
+                "            if tries > MAX_TRIES:\n"
+                "                resp.raise_for_status()\n"
+                "            time.sleep(2 ** tries)\n"
+                "            continue\n"
+                "        return resp.json()\n"
+            ),
+            note="httpx/requests style: the give-up is raise_for_status() on the last failed response",
+        ),
         Example(
             before=(
                 "import anthropic\n\n"
