@@ -37,6 +37,100 @@ AMBIGUOUS = frozenset(
 )
 
 
+#: Base classes of the common transport errors, per library family (child -> its bases): an
+#: element caught beside one of its bases in the same tuple is still caught once removed, so
+#: dropping it would be an equivalent mutant.
+_BASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "httpx": {
+        "TimeoutException": ("TransportError",),
+        "NetworkError": ("TransportError",),
+        "ProtocolError": ("TransportError",),
+        "ProxyError": ("TransportError",),
+        "UnsupportedProtocol": ("TransportError",),
+        "ConnectTimeout": ("TimeoutException",),
+        "ReadTimeout": ("TimeoutException",),
+        "WriteTimeout": ("TimeoutException",),
+        "PoolTimeout": ("TimeoutException",),
+        "ConnectError": ("NetworkError",),
+        "ReadError": ("NetworkError",),
+        "WriteError": ("NetworkError",),
+        "CloseError": ("NetworkError",),
+        "LocalProtocolError": ("ProtocolError",),
+        "RemoteProtocolError": ("ProtocolError",),
+        "TransportError": ("RequestError",),
+        "DecodingError": ("RequestError",),
+        "TooManyRedirects": ("RequestError",),
+        "RequestError": ("HTTPError",),
+        "HTTPStatusError": ("HTTPError",),
+    },
+    "sdk": {  # openai and anthropic share the hierarchy
+        "APIConnectionError": ("APIError",),
+        "APITimeoutError": ("APIConnectionError",),
+        "APIStatusError": ("APIError",),
+        "APIResponseValidationError": ("APIError",),
+    },
+    "aiohttp": {
+        "ClientConnectionError": ("ClientError",),
+        "ClientOSError": ("ClientConnectionError",),
+        "ClientConnectorError": ("ClientOSError",),
+        "ServerConnectionError": ("ClientConnectionError",),
+        "ServerDisconnectedError": ("ServerConnectionError",),
+        "ServerTimeoutError": ("ServerConnectionError",),
+        "ConnectionTimeoutError": ("ServerTimeoutError",),
+        "SocketTimeoutError": ("ServerTimeoutError",),
+        "ClientPayloadError": ("ClientError",),
+        "ClientResponseError": ("ClientError",),
+    },
+    "requests": {
+        "ConnectionError": ("RequestException",),
+        "Timeout": ("RequestException",),
+        "ConnectTimeout": ("ConnectionError", "Timeout"),
+        "ReadTimeout": ("Timeout",),
+        "ChunkedEncodingError": ("RequestException",),
+        "HTTPError": ("RequestException",),
+    },
+    "builtins": {
+        "ConnectionError": ("OSError",),
+        "ConnectionResetError": ("ConnectionError",),
+        "ConnectionAbortedError": ("ConnectionError",),
+        "ConnectionRefusedError": ("ConnectionError",),
+        "BrokenPipeError": ("ConnectionError",),
+        "TimeoutError": ("OSError",),
+    },
+}
+_FAMILY = {"httpx": "httpx", "httpx2": "httpx", "openai": "sdk", "anthropic": "sdk", "aiohttp": "aiohttp"}
+_FAMILY |= {"requests": "requests", "builtins": "builtins", "asyncio": "builtins", "socket": "builtins"}
+
+
+def _family_and_class(qualified: str) -> tuple[str, str] | None:
+    family = _FAMILY.get(qualified.split(".", 1)[0])
+    return (family, qualified.rsplit(".", 1)[-1]) if family else None
+
+
+def _caught_by_a_base(ctx: SourceContext, element: cst.Element, caught: cst.Tuple) -> bool:
+    """Another element of ``caught`` is a base class of ``element`` (``except (httpx.TransportError,
+    httpx.TimeoutException)``): removing ``element`` changes nothing."""
+    own = [f for f in map(_family_and_class, ctx.qualified_names(element.value)) if f]
+    others = {
+        f
+        for other in caught.elements
+        if other is not element
+        for f in map(_family_and_class, ctx.qualified_names(other.value))
+        if f
+    }
+    for family, name in own:
+        pending, seen = [name], set()
+        while pending:
+            current = pending.pop()
+            for base in _BASES[family].get(current, ()):
+                if (family, base) in others:
+                    return True
+                if base not in seen:
+                    seen.add(base)
+                    pending.append(base)
+    return False
+
+
 class DropDisconnectHandling(Operator):
     name = "drop-disconnect-handling"
     description = "An except clause no longer catches one transport/connection/timeout error."
@@ -208,7 +302,7 @@ def _tuple_mutations(
 ) -> Iterator[Mutation]:
     for element in caught.elements:
         name = _transport_error(ctx, element.value, guarded)
-        if name is not None:
+        if name is not None and not _caught_by_a_base(ctx, element, caught):
             yield Mutation(
                 caught, without_element(caught, element) or NOTHING, f"except no longer catches {name}"
             )

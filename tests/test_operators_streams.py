@@ -702,3 +702,31 @@ def test_every_stream_operator_finds_its_concern_in_the_sample_agent() -> None:
     assert all(found.values()), {name: files for name, files in found.items() if not files}
     unrelated = {"tools.py", "tickets.py", "journal.py", "retry.py", "__main__.py", "__init__.py"}
     assert not {name: files & unrelated for name, files in found.items() if files & unrelated}
+
+
+def test_a_subclass_caught_beside_its_base_is_not_dropped() -> None:
+    """Removing ``TimeoutException`` from ``(TransportError, TimeoutException)`` changes nothing
+    (it is a ``TransportError``): an equivalent mutant. Removing the base is a real change."""
+    source = textwrap.dedent(
+        """
+        import httpx2
+        import openai
+
+        def fetch(client, body):
+            try:
+                return client.post("/v1/chat/completions", json=body)
+            except (httpx2.TransportError, httpx2.TimeoutException, httpx2.RemoteProtocolError):
+                raise Transient("network")
+
+        def stream(client, body):
+            try:
+                return client.chat.completions.create(stream=True, **body)
+            except (openai.APIConnectionError, openai.APITimeoutError) as err:
+                raise Transient(str(err)) from err
+        """
+    )
+    found = sorted(mu.description for mu in mutants("drop-disconnect-handling", source))
+    assert found == [
+        "except no longer catches httpx2.TransportError",
+        "except no longer catches openai.APIConnectionError",
+    ]
