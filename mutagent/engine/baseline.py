@@ -134,7 +134,7 @@ class ForkedBaseline:
         self.records: dict[str, dict[str, Any]] = {}
         self.control: dict[str, dict[str, Any]] = {}
         self.lines: dict[str, dict[int, list[str]]] = {}
-        self.modules: list[str] = []
+        self.modules: dict[str, None] = {}  # in the order the children first loaded them
         self.models: set[str] = set()
 
     @staticmethod
@@ -166,7 +166,7 @@ class ForkedBaseline:
             per_line = self.lines.setdefault(file, {})
             for number, tests in by_line.items():
                 per_line.setdefault(int(number), []).extend(tests)
-        self.modules.extend(m for m in measured.get("modules", []) if m not in self.modules)
+        self.modules.update(dict.fromkeys(measured.get("modules", [])))
         self.models.update(measured.get("models", []))
 
     def baseline(self) -> Baseline | None:

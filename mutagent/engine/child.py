@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import traceback
 import types
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mutagent.engine.protocol import die_with_parent, send
+from mutagent.engine.protocol import become_forked_child, send
 
 CodeKey = tuple[str, str, int]  # (relative file, co_name, co_firstlineno)
 
@@ -72,14 +71,7 @@ def run_child(
     """
     status = 0
     try:
-        for fd in close_fds:
-            os.close(fd)
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
-        die_with_parent(parent)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        become_forked_child(close_fds, parent)
         prepare()
         reports.clear()
         probe = None

@@ -14,6 +14,7 @@ import pickle
 import signal
 import struct
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 _HEADER = struct.Struct("!Q")
@@ -60,6 +61,20 @@ def parent_pid_env() -> dict[str, str]:
     """Environment entry naming this process as the parent of a subprocess about to be started,
     so that the subprocess can tell whether its parent is already gone (see ``die_with_parent``)."""
     return {PARENT_PID_ENV: str(os.getpid())}
+
+
+def become_forked_child(close_fds: Iterable[int], parent: int | None) -> None:
+    """First steps of every forked run (a mutant's child, a zygote's child): drop the parent's
+    pipe ends, lead a process group of its own (so that a timeout kills everything it starts),
+    die with ``parent``, and take SIGTERM's default action again."""
+    for fd in close_fds:
+        os.close(fd)
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    die_with_parent(parent)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def die_with_parent(parent: int | None = None) -> None:

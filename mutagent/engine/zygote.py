@@ -32,7 +32,7 @@ import time
 import traceback
 from typing import Any
 
-from mutagent.engine.protocol import die_with_parent, recv, send
+from mutagent.engine.protocol import become_forked_child, die_with_parent, recv, send
 from mutagent.engine.pytest_support import module_under
 from mutagent.engine.warm import build_models, import_all
 
@@ -49,14 +49,7 @@ def _child(request: dict[str, Any], close_fds: tuple[int, ...], parent: int) -> 
     harness itself failed (the worker then reports a RuntimeError, never a kill)."""
     status = 70
     try:
-        for fd in close_fds:
-            os.close(fd)
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
-        die_with_parent(parent)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        become_forked_child(close_fds, parent)
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
