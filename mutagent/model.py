@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class Status(str, Enum):
@@ -125,6 +126,9 @@ class RunData:
     results: dict[str, MutantResult]
     tests: list[TestInfo]
     sources: dict[str, str]
+    # what the fake server served each test during the baseline, one dict per scripted step
+    # (test, dialect, behaviour, fault, position): see mutagent.fakeserver.faultlog
+    faults: list[dict[str, Any]] = field(default_factory=list)
 
     def result_of(self, mutant: Mutant) -> MutantResult:
         return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)

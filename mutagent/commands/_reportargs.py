@@ -56,6 +56,16 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="exit 1 when more than N mutants go undetected (Survived + NoCoverage)",
     )
+    add_regression_argument(parser)
+
+
+def add_regression_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on-regression",
+        metavar="BASE.json",
+        help="exit 1 when a mutant detected in the --json report BASE.json (e.g. main's) goes "
+        "undetected now, or the mutation score drops below BASE.json's",
+    )
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +73,23 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per mutant)")
     parser.add_argument(
+        "--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per survivor, for code scanning)"
+    )
+    parser.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="write the Markdown summary (score, operators, survivors, idle tests) for a PR comment",
+    )
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="GitHub Actions: print ::warning annotations on the survivors' lines (changed lines only "
+        "under --since) and append the Markdown summary to $GITHUB_STEP_SUMMARY",
+    )
+    parser.add_argument(
         "--group-by",
         choices=("operator", "file"),
         default="operator",
         help="group the kill matrix columns by operator (default) or by file",
     )
+

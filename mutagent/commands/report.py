@@ -6,13 +6,22 @@ import argparse
 
 from mutagent.commands._reportargs import add_gate_arguments, add_output_arguments, add_source_arguments
 
-HELP = "Show the results of a finished run, write --json/--html/--junit reports and apply the CI gate."
+HELP = (
+    "Show the results of a finished run, write --json/--html/--junit/--sarif/--markdown reports, "
+    "annotate a pull request (--github) and apply the CI gate."
+)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     add_output_arguments(parser)
     add_gate_arguments(parser)
+    parser.add_argument(
+        "--since",
+        metavar="REV",
+        help="report only the mutants touching lines added or modified since git revision REV "
+        "(in PATH's repository), e.g. origin/main on a pull request",
+    )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only the gate verdict and the files written"
     )
@@ -36,11 +45,19 @@ def gate_settings(
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from mutagent.console import console
     from mutagent.reports.finish import finish_run
     from mutagent.reports.load import load_run_data_for
+    from mutagent.reports.merge import load_report
+    from mutagent.reports.since import changed_lines, filter_changed
 
+    base = load_report(args.fail_on_regression) if args.fail_on_regression else None
+    changed = changed_lines(args.path, args.since) if args.since is not None else None
     run_data = load_run_data_for(args.path, args.from_json)
+    if changed is not None:
+        run_data = replace(run_data, mutants=filter_changed(run_data.mutants, changed))
     fail_under, max_survived = gate_settings(args.path, args.fail_under, args.max_survived)
     return finish_run(
         run_data,
@@ -52,4 +69,10 @@ def run(args: argparse.Namespace) -> int:
         max_survived=max_survived,
         terminal=not args.quiet,
         group_by=args.group_by,
+        sarif=args.sarif,
+        markdown=args.markdown,
+        github=args.github,
+        changed=changed,
+        base=base,
+        base_name=args.fail_on_regression or "",
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from mutagent.commands._reportargs import add_output_arguments
+from mutagent.commands._reportargs import add_output_arguments, add_regression_argument
 from mutagent.commands._targetargs import add_target_arguments
 
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="exit 1 if more than N mutants survive (NoCoverage counts as survived)",
     )
+    add_regression_argument(parser)
 
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:
@@ -199,8 +200,15 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     config = build_config(Path(args.path), vars(args))
     since: str | None = getattr(args, "since", None)
     shard: str | None = getattr(args, "shard", None)
+    from mutagent.reports import changed_lines
+    from mutagent.reports.merge import load_report
+
     narrow = mutant_filter(config.root, since, shard, console)
     fail_under, max_survived = _gate(config, shard, console)
+    base_name: str | None = getattr(args, "fail_on_regression", None)
+    base = load_report(base_name) if base_name and shard is None else None  # a bad file fails first
+    github = bool(getattr(args, "github", False))
+    changed = changed_lines(config.root, since) if github and since is not None else None
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         stats = run_engine(config, console, mutant_source, mutant_filter=narrow)
@@ -221,4 +229,10 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         fail_under=fail_under,
         max_survived=max_survived,
         group_by=getattr(args, "group_by", "operator"),
+        sarif=getattr(args, "sarif", None),
+        markdown=getattr(args, "markdown", None),
+        github=github,
+        changed=changed,
+        base=base,
+        base_name=base_name or "",
     )

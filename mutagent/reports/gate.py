@@ -1,7 +1,8 @@
 """The CI gate: fail the build when the suite lets too many injected bugs through.
 
-Two rules, either or both: ``fail_under`` (minimum mutation score, percent) and ``max_survived``
-(maximum number of undetected mutants). "Survived" here counts Survived *and* NoCoverage: a bug no
+Three rules, any of them: ``fail_under`` (minimum mutation score, percent), ``max_survived``
+(maximum number of undetected mutants) and the ratchet ``fail-on-regression`` (nothing a base
+report detected goes undetected, the score does not drop; see ``ratchet``). "Survived" here counts Survived *and* NoCoverage: a bug no
 test even reaches is at least as unguarded as one a test reaches and misses, and counting only
 Survived would let a team pass the gate by deleting the tests that reach the code.
 """
@@ -38,12 +39,19 @@ def check_gate_options(fail_under: float | None, max_survived: int | None) -> No
 
 
 def evaluate_gate(
-    run_data: RunData, fail_under: float | None = None, max_survived: int | None = None
+    run_data: RunData,
+    fail_under: float | None = None,
+    max_survived: int | None = None,
+    base: RunData | None = None,
+    base_name: str = "the base report",
 ) -> GateResult:
-    """Apply the configured rules to ``run_data``; messages name the rule and the numbers."""
+    """Apply the configured rules to ``run_data``; messages name the rule and the numbers.
+
+    ``base`` (``--fail-on-regression``): an earlier run of the same project to ratchet against.
+    """
     check_gate_options(fail_under, max_survived)
     survivors = undetected_mutants(run_data)
-    if fail_under is None and max_survived is None:
+    if fail_under is None and max_survived is None and base is None:
         return GateResult(True, [], survivors, checked=False)
     total = summarize(run_data).total
     messages: list[str] = []
@@ -75,6 +83,11 @@ def evaluate_gate(
             )
         else:
             rule(True, f"max-survived: {len(survivors)} mutants survived, at most {max_survived} allowed")
+    if base is not None:
+        from mutagent.reports.ratchet import compare
+
+        for ok, message in compare(base, run_data).messages(base_name):
+            rule(ok, message)
     pending = sum(1 for m in run_data.mutants if status_of(run_data, m) is Status.PENDING)
     if pending:
         messages.append(f"note: {pending} mutants were not run (pending) and are not counted")

@@ -60,6 +60,8 @@ def write_reports(
     html: Path | str | None = None,
     junit: Path | str | None = None,
     *,
+    sarif: Path | str | None = None,
+    markdown: Path | str | None = None,
     config: dict[str, Any] | None = None,
     thresholds: dict[str, int] | None = None,
     group_by: str = "operator",
@@ -79,4 +81,12 @@ def write_reports(
         from mutagent.reports.junit import to_junit
 
         written.append(write_text(junit, to_junit(run_data)))
+    if sarif is not None:
+        from mutagent.reports.sarif import to_sarif
+
+        written.append(write_text(sarif, jsonlib.dumps(to_sarif(run_data), indent=1, ensure_ascii=False) + "\n"))
+    if markdown is not None:
+        from mutagent.reports.github import markdown_summary
+
+        written.append(write_text(markdown, markdown_summary(run_data)))
     return written
