@@ -261,8 +261,14 @@ class Store:
             )
         ]
         sources = dict(self.db.execute("SELECT file, text FROM sources"))
+        faults = json.loads(self.get_meta("faults") or "[]")  # the baseline's fault log
         return RunData(
-            root=str(root), mutants=mutants, results=self.finished(fingerprints), tests=tests, sources=sources
+            root=str(root),
+            mutants=mutants,
+            results=self.finished(fingerprints),
+            tests=tests,
+            sources=sources,
+            faults=faults if isinstance(faults, list) else [],
         )
 
 

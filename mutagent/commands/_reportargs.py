@@ -92,4 +92,3 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         default="operator",
         help="group the kill matrix columns by operator (default) or by file",
     )
-

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
+from mutagent.engine.faults import FAULT_LOG_ENV, FAULT_LOG_FILE
 from mutagent.engine.protocol import parent_pid_env
 from mutagent.errors import BaselineError, MutagentError, UsageError
 
@@ -40,6 +41,7 @@ class Baseline:
     preload: list[str] = field(default_factory=list)  # modules imported from outside the copy
     models: list[str] = field(default_factory=list)  # pydantic models built (module:qualname)
     zygote_control: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> zygote outcome
+    faults: list[dict[str, Any]] = field(default_factory=list)  # what fake_model served each test
 
     @property
     def passing(self) -> list[str]:
@@ -74,6 +76,7 @@ class Baseline:
             "preload": self.preload,
             "models": self.models,
             "zygote_control": self.zygote_control,
+            "faults": self.faults,
         }
 
     @classmethod
@@ -91,6 +94,7 @@ class Baseline:
             preload=data.get("preload", []),
             models=data.get("models", []),
             zygote_control=data.get("zygote_control", {}),
+            faults=data.get("faults", []),
         )
 
 
@@ -252,7 +256,12 @@ def start_baseline(
         process = subprocess.Popen(
             command,
             cwd=copy_root,
-            env={**env, "MUTAGENT_BASELINE": str(config_path), **parent_pid_env()},
+            env={
+                **env,
+                "MUTAGENT_BASELINE": str(config_path),
+                FAULT_LOG_ENV: str(aux / FAULT_LOG_FILE),
+                **parent_pid_env(),
+            },
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mutagent.engine.faults import FAULT_LOG_ENV
 from mutagent.engine.protocol import become_forked_child, send
 
 CodeKey = tuple[str, str, int]  # (relative file, co_name, co_firstlineno)
@@ -79,6 +80,8 @@ def run_child(
             from mutagent.engine.probe import ChildProbe
 
             probe = ChildProbe(measure["sources"], measure["root"], measure.get("coverage"))
+            if measure.get("fault_log"):  # the fake_model fixture logs what each test scripts
+                os.environ[FAULT_LOG_ENV] = measure["fault_log"]
         for position, item in enumerate(items):
             send(out_fd, ("start", item.nodeid))
             nextitem = items[position + 1] if position + 1 < len(items) else None

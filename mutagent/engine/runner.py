@@ -26,6 +26,7 @@ from mutagent.engine.classify import classify
 from mutagent.engine.config import EngineConfig
 from mutagent.engine.copyguard import CopyGuard
 from mutagent.engine.discover import Target, discover
+from mutagent.engine.faults import FAULT_LOG_FILE, collect_fault_log
 from mutagent.engine.fingerprint import baseline_key
 from mutagent.engine.imports import ImportGraph
 from mutagent.engine.invocation import common_pytest_args, is_path_argument
@@ -138,6 +139,7 @@ class Engine:
                 self.pool.close(force=True)
                 self.pool = None
             store.set_run([], {}, [], {f: self.files[f] for f in self.target.sources})
+            store.set_meta("faults", "[]")
             return
         if cached is not None:
             baseline = Baseline.from_json(cached)
@@ -165,6 +167,7 @@ class Engine:
             for n in baseline.order
         ]
         store.set_run(mutants, fingerprints, tests, {f: self.files[f] for f in self.target.sources})
+        store.set_meta("faults", json.dumps(baseline.faults))
         finished = store.finished(fingerprints)
         self.stats.reused = len(finished)
         fresh = [planner.decide(p) for p in plans if p.mutant.id not in finished]
@@ -264,9 +267,15 @@ class Engine:
             f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
             soft_wrap=True,
         )
+        log = self._ensure_workspace().aux / FAULT_LOG_FILE
+        log.unlink(missing_ok=True)
         baseline = self._forked_baseline()
         if baseline is None:
-            return self._plain_baseline(self._start_baseline())
+            log.unlink(missing_ok=True)  # the plain run logs the whole suite again
+            baseline = self._plain_baseline(self._start_baseline())
+            baseline.faults = collect_fault_log(log, baseline.order)
+            return baseline
+        baseline.faults = collect_fault_log(log, baseline.order)
         self.baseline = baseline
         self._require_coverage(baseline)
         self._write_warm_up(baseline)

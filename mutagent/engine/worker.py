@@ -28,6 +28,7 @@ from typing import Any
 from mutagent.engine import child as child_mod
 from mutagent.engine import probe, warm
 from mutagent.engine.fallback import FallbackRunner
+from mutagent.engine.faults import FAULT_LOG_FILE
 from mutagent.engine.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.protocol import recv, send
 from mutagent.engine.zygote_client import ParentWatch
@@ -262,6 +263,7 @@ class Worker:
                     "sources": self.config["targets"],
                     "root": self.config["root"],
                     "coverage": self.coverage,
+                    "fault_log": os.path.join(self.config["aux"], FAULT_LOG_FILE),
                 }
                 if job.get("baseline")
                 else None,

@@ -16,15 +16,17 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def fake_model() -> Iterator[FakeModelServer]:
+def fake_model(request: pytest.FixtureRequest) -> Iterator[FakeModelServer]:
     """A started fake model server on its own port, closed after the test.
 
     Teardown fails the test when a request went beyond the script, broke the tool-call
     invariants, or the server hit an internal error: one request too many is always red.
     """
+    from mutagent.fakeserver.faultlog import attach
     from mutagent.fakeserver.server import FakeModelServer
 
     server = FakeModelServer().start()
+    attach(server, request.node.nodeid)  # mutagent's baseline: log what this test scripts
     try:
         yield server
     finally:

@@ -2,9 +2,10 @@
 
 Three rules, any of them: ``fail_under`` (minimum mutation score, percent), ``max_survived``
 (maximum number of undetected mutants) and the ratchet ``fail-on-regression`` (nothing a base
-report detected goes undetected, the score does not drop; see ``ratchet``). "Survived" here counts Survived *and* NoCoverage: a bug no
-test even reaches is at least as unguarded as one a test reaches and misses, and counting only
-Survived would let a team pass the gate by deleting the tests that reach the code.
+report detected goes undetected, the score does not drop; see ``ratchet``). "Survived" here
+counts Survived *and* NoCoverage: a bug no test even reaches is at least as unguarded as one a
+test reaches and misses, and counting only Survived would let a team pass the gate by deleting
+the tests that reach the code.
 """
 
 from __future__ import annotations

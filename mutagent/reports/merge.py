@@ -57,6 +57,7 @@ def merge_run_data(parts: Sequence[tuple[str, RunData]]) -> RunData:
     mutant_from: dict[str, str] = {}
     results: dict[str, MutantResult] = {}
     tests: dict[str, TestInfo] = {}
+    faults: dict[tuple[object, object], dict[str, Any]] = {}
     for name, data in parts:
         for file, source in data.sources.items():
             if file in sources and sources[file] != source:
@@ -85,12 +86,15 @@ def merge_run_data(parts: Sequence[tuple[str, RunData]]) -> RunData:
             results[mutant.id] = new
         for test in data.tests:
             tests.setdefault(test.nodeid, test)
+        for step in data.faults:  # every shard measured the same baseline: keep each step once
+            faults.setdefault((step.get("test"), step.get("step")), step)
     return RunData(
         root=parts[0][1].root,
         mutants=list(mutants.values()),
         results=results,
         tests=list(tests.values()),
         sources=sources,
+        faults=list(faults.values()),
     )
 
 

@@ -168,7 +168,7 @@ def to_stryker_json(
         test = {"id": nodeid, "name": _test_name(nodeid), EXT: ext}
         test_files.setdefault(nodeid.split("::", 1)[0], {"tests": []})["tests"].append(test)
 
-    return {
+    report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "thresholds": dict(thresholds or DEFAULT_THRESHOLDS),
         "projectRoot": run_data.root,
@@ -182,6 +182,13 @@ def to_stryker_json(
             "cpu": {"logicalCores": os.cpu_count() or 1},
         },
     }
+    if run_data.faults:
+        from mutagent.reports.faults import fault_coverage_json
+
+        # top-level extension field (the schema allows extra properties): the raw fault log, so
+        # `report --from` rebuilds every view, and the coverage table other tools can read as is
+        report[EXT] = {"faultLog": run_data.faults, "faultCoverage": fault_coverage_json(run_data)}
+    return report
 
 
 def _check_version(report: dict[str, Any], name: str) -> None:
@@ -284,10 +291,12 @@ def from_stryker_json(report: Any, name: str = "report") -> RunData:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{name}: malformed mutation-testing report ({type(exc).__name__}: {exc})") from exc
     tests = [info for _, info in sorted(ordered, key=lambda pair: pair[0])]
+    faults = (report.get(EXT) or {}).get("faultLog") if isinstance(report.get(EXT), dict) else None
     return RunData(
         root=str(report.get("projectRoot", "")),
         mutants=mutants,
         results=results,
         tests=tests,
         sources=sources,
+        faults=[f for f in faults if isinstance(f, dict)] if isinstance(faults, list) else [],
     )

@@ -84,7 +84,9 @@ def write_reports(
     if sarif is not None:
         from mutagent.reports.sarif import to_sarif
 
-        written.append(write_text(sarif, jsonlib.dumps(to_sarif(run_data), indent=1, ensure_ascii=False) + "\n"))
+        written.append(
+            write_text(sarif, jsonlib.dumps(to_sarif(run_data), indent=1, ensure_ascii=False) + "\n")
+        )
     if markdown is not None:
         from mutagent.reports.github import markdown_summary
 
