@@ -90,5 +90,6 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--group-by",
         choices=("operator", "file"),
         default="operator",
-        help="group the kill matrix columns by operator (default) or by file",
+        help="group the terminal kill matrix's columns by operator (default) or by file (the HTML "
+        "report shows one matrix per file, columns grouped by operator)",
     )

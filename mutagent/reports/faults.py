@@ -82,21 +82,21 @@ class FaultClass:
 CATALOGUE: tuple[FaultClass, ...] = (
     FaultClass(
         "http-429-wait",
-        "HTTP 429 with retry-after / retry-after-ms",
+        "HTTP 429 + retry-after(-ms)",
         "before-first-byte",
         (*RETRY_OPS, "enable-sdk-retries"),
         _status(lambda code, waits: code == 429 and bool(waits)),
     ),
     FaultClass(
         "http-overloaded-ms",
-        "HTTP 529/503 with retry-after-ms",
+        "HTTP 529/503 + retry-after-ms",
         "before-first-byte",
         ("ignore-retry-after", "misclassify-retryable"),
         _status(lambda code, waits: code in (503, 529) and "retry-after-ms" in waits),
     ),
     FaultClass(
         "http-5xx",
-        "HTTP 5xx without a wait header",
+        "HTTP 5xx, no wait header",
         "before-first-byte",
         (
             "misclassify-retryable",
@@ -110,81 +110,77 @@ CATALOGUE: tuple[FaultClass, ...] = (
     ),
     FaultClass(
         "http-4xx",
-        "HTTP 4xx that must not be retried (400/401/403/404/422)",
+        "HTTP 4xx (not retryable)",
         "before-first-byte",
         ("misclassify-retryable", "unbounded-retry"),
         _status(lambda code, waits: code in (400, 401, 403, 404, 422)),
     ),
     FaultClass(
         "drop",
-        "connection dropped before any byte",
+        "connection dropped",
         "before-first-byte",
         ("drop-disconnect-handling", "misclassify-retryable", "ignore-idempotency-key"),
         _fault("drop"),
     ),
     FaultClass(
         "cut-start",
-        "stream cut before any content",
+        "cut before any content",
         "stream-start",
         ("drop-disconnect-handling", "misclassify-retryable"),
         _cut("stream-start"),
     ),
     FaultClass(
         "cut-text",
-        "stream cut mid-text",
+        "cut mid-text",
         "mid-text",
         ("drop-disconnect-handling", "keep-partial-history", "skip-stop-marker-check"),
         _cut("mid-text"),
     ),
     FaultClass(
         "cut-tool-args",
-        "stream cut mid-tool-call arguments",
+        "cut mid-tool-call args",
         "mid-tool-args",
         ("accept-truncated-tool-arguments", "keep-partial-history", "skip-stop-marker-check"),
         _cut("mid-tool-args"),
     ),
     FaultClass(
         "no-stop",
-        "stream ends without its end-of-turn marker",
+        "no end-of-turn marker",
         "after-finish",
         ("skip-stop-marker-check",),
         _fault("no-stop"),
     ),
     FaultClass(
         "error-event",
-        "error event inside the stream",
+        "error event mid-stream",
         "mid-stream",
         ("misclassify-retryable", "keep-partial-history"),
         _fault("error-event"),
     ),
     FaultClass(
         "malformed",
-        "malformed (non-JSON) event inside the stream",
+        "malformed event",
         "mid-stream",
         ("keep-partial-history", "drop-disconnect-handling"),
         _fault("malformed"),
     ),
     FaultClass(
         "stall",
-        "stream stalls (connection open, nothing sent)",
+        "stall mid-stream",
         "mid-stream",
         ("drop-idle-timeout", "drop-disconnect-handling"),
         lambda s: _fault("stall")(s) or _fault("stall-forever")(s),
     ),
-    FaultClass(
-        "endless", "stream that never ends", "never-ends", ("drop-response-close",), _fault("endless")
-    ),
+    FaultClass("endless", "never-ending stream", "never-ends", ("drop-response-close",), _fault("endless")),
     FaultClass(
         "length-stop",
-        "turn stopped by max_tokens / length",
+        "max_tokens / length stop",
         "complete",
         ("ignore-length-stop", "accept-truncated-tool-arguments"),
         _fault("length-stop"),
     ),
-    FaultClass(
-        "empty", "empty response (no content)", "complete", ("accept-empty-response",), _fault("empty")
-    ),
-    FaultClass("tool-call", "turn with tool calls", "complete", TOOL_OPS, _fault("tool-call")),
+    FaultClass("empty", "empty response", "complete", ("accept-empty-response",), _fault("empty")),
+    FaultClass("tool-call", "tool-call turn", "complete", TOOL_OPS, _fault("tool-call")),
 )
 
 
@@ -263,12 +259,9 @@ def fault_coverage_json(run_data: RunData) -> dict[str, Any]:
     }
 
 
-def _short(test: str) -> str:
-    return test.rsplit("::", 1)[-1]
-
-
-def render_fault_coverage(run_data: RunData, width: int = 120) -> RenderableType:
-    """Compact terminal section: one row per fault and dialect, the unscripted ones in red."""
+def render_fault_coverage(run_data: RunData) -> RenderableType:
+    """Compact terminal section: one row per fault and dialect (how many tests script it, the
+    unscripted ones in red); the HTML report names the tests."""
     coverage = fault_coverage(run_data)
     table = Table(
         title="Fault coverage (what fake_model served each test in the baseline)",
@@ -278,16 +271,15 @@ def render_fault_coverage(run_data: RunData, width: int = 120) -> RenderableType
         pad_edge=False,
     )
     table.add_column("dialect", no_wrap=True)
-    table.add_column("fault", overflow="fold")
-    table.add_column("scripted by", overflow="fold")
-    table.add_column("operators it lets a test kill", overflow="fold", style="dim")
+    table.add_column("fault", overflow="fold", ratio=3)
+    table.add_column("tests", no_wrap=True, justify="right")
+    table.add_column("never scripted: operators left to chance", overflow="fold", style="red", ratio=4)
     for row in coverage.rows:
         if row.tests:
-            shown = _short(row.tests[0]) + (f" +{len(row.tests) - 1}" if len(row.tests) > 1 else "")
-            scripted = Text(shown, style="green")
+            table.add_row(row.dialect, row.fault.label, Text(str(len(row.tests)), style="green"), "")
         else:
-            scripted = Text("never", style="bold red")
-        table.add_row(row.dialect, row.fault.label, scripted, ", ".join(row.fault.operators))
+            never = Text("never", style="bold red")
+            table.add_row(row.dialect, row.fault.label, never, ", ".join(row.fault.operators))
     never = len(coverage.never)
     line = Text.assemble(
         ("faults never scripted: ", "bold"),

@@ -53,7 +53,7 @@ def finish_run(
             from mutagent.reports.faults import render_fault_coverage
 
             console.print()
-            console.print(render_fault_coverage(run_data, console.width))
+            console.print(render_fault_coverage(run_data))
     thresholds = None
     if fail_under is not None:
         thresholds = {"high": max(80, int(fail_under)), "low": int(fail_under)}

@@ -1,8 +1,15 @@
-"""The HTML report: one self-contained file (inline CSS and a few lines of JS, nothing fetched).
+"""The HTML report: one self-contained file (inline CSS and a little JS, nothing fetched).
 
 It must open from a CI artifact on an air-gapped laptop, so there is no web component, font or
 script from the network. Every piece of text from the run (sources contain ``<``, test ids contain
 ``[``, tracebacks contain anything) goes through :func:`html.escape` exactly once.
+
+It is built for a reviewer: a file tree with per-file scores beside the page; views (tabs) for
+the mutants, the sources, the tests and the kill matrix; the mutant list filtered by status,
+operator and file and searched by text, each mutant one line until opened; the view by test
+(what each test kills, what only it guards, the tests that guard nothing); a kill matrix per file
+with sticky headers, so it reads at 1280 px; files without mutants last, folded away. Without
+JavaScript every view is simply shown one after the other.
 """
 
 from __future__ import annotations
@@ -53,25 +60,32 @@ CSS = """
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--mute:#6e7781;--line:#d0d7de;--bg:#f6f8fa}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1f2328}
-header,main{max-width:1200px;margin:0 auto;padding:0 16px}
-header{padding-top:16px}
-nav a{margin-right:14px}
-h1{font-size:22px;margin:8px 0}h2{border-bottom:1px solid var(--line);padding-bottom:4px;margin-top:32px}
+header{padding:12px 16px 0;border-bottom:1px solid var(--line);position:sticky;top:0;background:#fff;
+ z-index:5}
+.layout{display:flex;align-items:flex-start;max-width:1400px;margin:0 auto}
+aside#tree{width:260px;flex:none;position:sticky;top:96px;max-height:calc(100vh - 100px);overflow:auto;
+ padding:8px 8px 16px 16px;font-size:13px;border-right:1px solid var(--line)}
+main{flex:1;min-width:0;padding:0 16px 32px}
+nav.tabs button{font:inherit;border:1px solid var(--line);border-bottom:none;background:var(--bg);
+ padding:4px 12px;border-radius:6px 6px 0 0;cursor:pointer;margin:0 2px 0 0}
+nav.tabs button.active{background:#fff;font-weight:600;position:relative;top:1px}
+h1{font-size:20px;margin:0 0 6px}h2{border-bottom:1px solid var(--line);padding-bottom:4px;margin-top:24px}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 table{border-collapse:collapse}
 .tbl td,.tbl th{border:1px solid var(--line);padding:3px 8px;text-align:right}
 .tbl td:first-child,.tbl th:first-child{text-align:left}
 .tbl tfoot td{font-weight:600}
-.score{font-size:34px;font-weight:700}
+.score{font-size:30px;font-weight:700}
 .good{color:var(--ok)}.fair{color:var(--warn)}.poor{color:var(--bad)}
 .st{display:inline-block;min-width:1.6em;padding:0 4px;border-radius:4px;color:#fff;font-weight:600;
  text-align:center;text-decoration:none;font-size:11.5px;margin-right:2px}
 .st-Killed{background:var(--ok)}.st-Timeout{background:#0969da}.st-Survived{background:var(--bad)}
 .st-NoCoverage{background:#bc4c00}.st-Ignored,.st-Pending{background:var(--mute)}
 .st-CompileError{background:#8250df}.st-RuntimeError{background:var(--warn)}
-.mutant{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:8px 12px}
-.mutant h3{font-size:14px;margin:0 0 4px}
-.mutant .meta{color:var(--mute)}
+details.mrow{border:1px solid var(--line);border-radius:6px;margin:4px 0;padding:2px 10px}
+details.mrow>summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+details.mrow[open]{padding-bottom:8px}
+.mutant .meta,.meta{color:var(--mute)}
 pre.diff{background:var(--bg);padding:6px 8px;overflow-x:auto;margin:6px 0}
 .d-add{background:#dafbe1;display:block}.d-del{background:#ffebe9;display:block}.d-hunk{color:#0969da;display:block}
 .hint{border-left:3px solid #0969da;padding-left:8px}
@@ -83,29 +97,120 @@ pre.diff{background:var(--bg);padding:6px 8px;overflow-x:auto;margin:6px 0}
 .compact tr:not(.near){display:none}
 .scroll{overflow-x:auto}
 button{font:inherit;font-size:12px;margin:4px 0}
-.mx{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;overflow-x:auto}
-.mx td,.mx th{width:11px;min-width:11px;height:14px;padding:0;text-align:center;border:1px solid #eee}
-.mx th.t{width:auto;text-align:left;padding-right:8px;white-space:nowrap;font-weight:400;border:none}
+#filters{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;padding:8px;background:var(--bg);
+ border:1px solid var(--line);border-radius:6px;margin:8px 0}
+#filters label{white-space:nowrap}
+#f-search{min-width:220px}
+.tree ul{list-style:none;margin:0;padding-left:14px}.tree>ul{padding-left:0}
+.tree a{text-decoration:none;color:inherit;display:flex;justify-content:space-between;gap:6px;padding:1px 4px;
+ border-radius:4px}
+.tree a:hover,.tree a.sel{background:#ddf4ff}
+.tree summary{cursor:pointer;white-space:nowrap}
+.tree .sc{font-variant-numeric:tabular-nums;white-space:nowrap}
+.mxfile{margin:8px 0}
+.mxwrap{overflow:auto;max-height:75vh;border:1px solid var(--line);max-width:100%}
+.mx{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
+.mx td,.mx th{width:13px;min-width:13px;height:15px;padding:0;text-align:center;border:1px solid #eee}
+.mx thead th{position:sticky;background:#fff;z-index:2}
+.mx thead tr:first-child th{top:0}.mx thead tr:nth-child(2) th{top:16px}
+.mx th.t{width:auto;max-width:320px;text-align:left;padding-right:8px;white-space:nowrap;overflow:hidden;
+ text-overflow:ellipsis;font-weight:400;border:none;position:sticky;left:0;background:#fff;z-index:1}
+.mx thead th.t{z-index:3}
 .mx th.g{font-weight:600;border-left:2px solid #888;text-align:left;padding-left:2px;white-space:nowrap;
  overflow:hidden;max-width:0}
 .mx td.gs,.mx th.gs{border-left:2px solid #888}
 .c-sole{background:#1a7f37;color:#fff}.c-kill{background:#8cd9a0}.c-cov{background:#fff1b8}.c-nrun{background:#eee}
 .mx tr:hover th.t{background:#fff1b8}
-.mx th.t{position:sticky;left:0;background:#fff;z-index:1}
 .mx .st{display:block;min-width:0;padding:0;margin:0;border-radius:2px;font-size:10px}
 .tbl td.l,.tbl th.l{text-align:left}
 .legend span{display:inline-block;margin-right:14px}
 .legend i{display:inline-block;width:12px;height:12px;border:1px solid #ccc;vertical-align:middle;
  margin-right:4px}
 .nothing{color:var(--bad);font-weight:600}
+details.trow{border-bottom:1px solid var(--line);padding:3px 0}
+details.trow>summary{cursor:pointer}
+details.trow ul{margin:4px 0 6px}
+.never{color:var(--bad);font-weight:600}
+[hidden]{display:none!important}
 """
 
 JS = """
-function reveal() {
-  var id = location.hash.slice(1);
-  var el = id ? document.getElementById(id) : null;
-  for (; el; el = el.parentElement) { if (el.tagName === 'DETAILS') { el.open = true; } }
+var TABS = ['mutants', 'files', 'guards', 'matrix', 'faults'];
+function showTab(name) {
+  document.querySelectorAll('section.tab').forEach(function (s) { s.hidden = s.id !== name; });
+  document.querySelectorAll('nav.tabs button').forEach(function (b) {
+    b.classList.toggle('active', b.getAttribute('data-tab') === name);
+  });
 }
+function reveal() {
+  var id = decodeURIComponent(location.hash.slice(1));
+  var el = id ? document.getElementById(id) : null;
+  if (!el) { return; }
+  var section = el.closest('section.tab');
+  if (section) { showTab(section.id); }
+  if (el.hidden) { el.hidden = false; }
+  for (var node = el; node; node = node.parentElement) {
+    if (node.tagName === 'DETAILS') { node.open = true; }
+  }
+  el.scrollIntoView();
+}
+var rows = Array.prototype.slice.call(document.querySelectorAll('#mutant-list details.mrow'));
+var fileSelect = document.getElementById('f-file');
+function applyFilters() {
+  var statuses = {};
+  document.querySelectorAll('input[data-filter=status]').forEach(function (box) {
+    statuses[box.value] = box.checked;
+  });
+  var op = document.getElementById('f-operator').value;
+  var file = fileSelect.value;
+  var query = document.getElementById('f-search').value.trim().toLowerCase();
+  var shown = 0;
+  rows.forEach(function (row) {
+    var ok = statuses[row.getAttribute('data-status')] &&
+      (!op || row.getAttribute('data-operator') === op) &&
+      (!file || row.getAttribute('data-file') === file) &&
+      (!query || row.getAttribute('data-search').indexOf(query) >= 0);
+    row.hidden = !ok;
+    if (ok) { shown += 1; }
+  });
+  document.getElementById('shown-count').textContent = shown + ' of ' + rows.length + ' mutants shown';
+  document.querySelectorAll('.tree a[data-file]').forEach(function (a) {
+    a.classList.toggle('sel', !!file && a.getAttribute('data-file') === file);
+  });
+}
+document.querySelectorAll('#filters input, #filters select').forEach(function (input) {
+  input.addEventListener('input', applyFilters);
+  input.addEventListener('change', applyFilters);
+});
+document.querySelectorAll('.tree a[data-file]').forEach(function (a) {
+  a.addEventListener('click', function (event) {
+    event.preventDefault();
+    fileSelect.value = a.getAttribute('data-file');
+    applyFilters();
+    showTab('mutants');
+  });
+});
+document.getElementById('f-clear').addEventListener('click', function () {
+  document.querySelectorAll('input[data-filter=status]').forEach(function (box) { box.checked = true; });
+  document.getElementById('f-operator').value = '';
+  fileSelect.value = '';
+  document.getElementById('f-search').value = '';
+  applyFilters();
+});
+var idleOnly = document.getElementById('t-idle');
+var testQuery = document.getElementById('t-search');
+function applyTestFilter() {
+  var q = testQuery.value.trim().toLowerCase();
+  document.querySelectorAll('#test-list details.trow').forEach(function (row) {
+    row.hidden = (idleOnly.checked && row.getAttribute('data-idle') !== '1') ||
+      (q && row.getAttribute('data-test').toLowerCase().indexOf(q) < 0);
+  });
+}
+idleOnly.addEventListener('change', applyTestFilter);
+testQuery.addEventListener('input', applyTestFilter);
+document.querySelectorAll('nav.tabs button').forEach(function (b) {
+  b.addEventListener('click', function () { showTab(b.getAttribute('data-tab')); });
+});
 document.querySelectorAll('.mx table').forEach(function (table) {
   table.addEventListener('mouseover', function (event) {
     var cell = event.target.closest('td');
@@ -114,11 +219,9 @@ document.querySelectorAll('.mx table').forEach(function (table) {
     var link = head ? head.querySelector('a') : null;
     var meaning = MEANING.none;
     cell.classList.forEach(function (name) { if (MEANING[name]) { meaning = MEANING[name]; } });
-    cell.title = cell.parentElement.cells[0].title + ' \u00d7 ' + (link ? link.title : '') + ': ' + meaning;
+    cell.title = cell.parentElement.cells[0].title + ' \\u00d7 ' + (link ? link.title : '') + ': ' + meaning;
   });
 });
-window.addEventListener('hashchange', reveal);
-reveal();
 document.querySelectorAll('button[data-toggle]').forEach(function (button) {
   button.addEventListener('click', function () {
     var table = document.getElementById(button.getAttribute('data-toggle'));
@@ -126,6 +229,10 @@ document.querySelectorAll('button[data-toggle]').forEach(function (button) {
     button.textContent = compact ? 'show the whole file' : 'show only lines near mutants';
   });
 });
+showTab('mutants');
+applyFilters();
+window.addEventListener('hashchange', reveal);
+reveal();
 """
 
 
@@ -190,24 +297,21 @@ def _summary(run_data: RunData) -> str:
 
     body = "".join(row(name, counts) for name, counts in summary.by_operator.items())
     return (
-        f'<section id="summary"><h2>Summary</h2>'
-        f'<p><span class="score {_score_class(total.score)}">{format_score(total.score)}</span> '
-        f"mutation score &nbsp;({total.detected} of {total.scored} detected; {total.total} mutants in "
-        f"{len(summary.by_file)} files, {len(run_data.tests)} tests)</p>"
+        f'<section id="summary"><p><span class="score {_score_class(total.score)}">'
+        f"{format_score(total.score)}</span> mutation score &nbsp;({total.detected} of {total.scored} "
+        f"detected; {total.total} mutants in {len(summary.by_file)} files, {len(run_data.tests)} tests)</p>"
+        f"<details><summary>Mutants by operator</summary>"
         f'<table class="tbl"><thead><tr><th>operator</th><th>mutants</th>{head}<th>score</th></tr></thead>'
-        f"<tbody>{body}</tbody><tfoot>{row('total', total)}</tfoot></table></section>"
+        f"<tbody>{body}</tbody><tfoot>{row('total', total)}</tfoot></table></details></section>"
     )
 
 
-def _mutant_article(run_data: RunData, mutant: Mutant, anchor: str, *, details: bool) -> str:
+def _mutant_body(run_data: RunData, mutant: Mutant) -> str:
+    """What an opened mutant shows: description, diff, tests, hint, reason, error."""
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
     info = operator_info(mutant.operator)
-    parts = [
-        f'<article class="mutant" id="{_e(anchor)}-{_e(mutant.id)}">',
-        f'<h3>{_badge(status)} <span class="mono">{_e(_where(mutant))}</span> {_e(mutant.operator)} '
-        f'<span class="meta mono">[{_e(mutant.id)}]</span></h3>',
-    ]
+    parts = [f'<div class="meta mono">[{_e(mutant.id)}]</div>']
     if mutant.description:
         parts.append(f"<div><em>{_e(mutant.description)}</em></div>")
     parts.append(_diff_html(diff_for(run_data, mutant)))
@@ -221,15 +325,29 @@ def _mutant_article(run_data: RunData, mutant: Mutant, anchor: str, *, details: 
         )
     elif status.scored:
         parts.append('<div class="nothing">no test reaches this code</div>')
-    if info.hint and (details or status in (Status.SURVIVED, Status.NO_COVERAGE)):
+    if info.hint:
         parts.append(f'<div class="hint">hint: {_e(info.hint)}</div>')
     reason = (mutant.ignored_reason if status is Status.IGNORED else None) or result.status_reason
     if reason:
         parts.append(f'<div class="meta">reason: {_e(reason)}</div>')
     if result.error:
         parts.append(f'<details><summary>error</summary><pre class="diff">{_e(result.error)}</pre></details>')
-    parts.append("</article>")
     return "".join(parts)
+
+
+def _mutant_row(run_data: RunData, mutant: Mutant, anchor: str) -> str:
+    """One mutant, one line until opened (``<details>``), with what the filters and search read."""
+    status = status_of(run_data, mutant)
+    searchable = " ".join(
+        (mutant.file, mutant.operator, mutant.description, mutant.id, mutant.original, mutant.replacement)
+    ).lower()
+    return (
+        f'<details class="mrow mutant" id="{_e(anchor)}-{_e(mutant.id)}" data-status="{_e(status.value)}" '
+        f'data-operator="{_e(mutant.operator)}" data-file="{_e(mutant.file)}" data-search="{_e(searchable)}">'
+        f'<summary>{_badge(status)} <span class="mono">{_e(_where(mutant))}</span> '
+        f'<b>{_e(mutant.operator)}</b> <span class="meta">{_e(mutant.description)}</span></summary>'
+        f"{_mutant_body(run_data, mutant)}</details>"
+    )
 
 
 def _survivors(run_data: RunData) -> str:
@@ -238,11 +356,42 @@ def _survivors(run_data: RunData) -> str:
         body = '<p class="good">No surviving mutants: every reachable bug was caught.</p>'
     else:
         body = (
-            f"<p>{len(survivors)} mutants nothing in the suite noticed. Each shows the exact change, "
+            f"<p>{len(survivors)} mutants nothing in the suite noticed. Open one for the exact change, "
             "the tests that reached it and what to assert.</p>"
         )
-        body += "".join(_mutant_article(run_data, m, "s", details=True) for m in survivors)
-    return f'<section id="survivors"><h2>Surviving mutants</h2>{body}</section>'
+        body += "".join(_mutant_row(run_data, m, "s") for m in survivors)
+    return f'<div id="survivors"><h2>Surviving mutants</h2>{body}</div>'
+
+
+def _mutants(run_data: RunData, files: list[str]) -> str:
+    """The filterable list of every mutant (survivors first), with the filter bar above it."""
+    mutants = sorted_mutants(run_data.mutants)
+    present = {status_of(run_data, m) for m in mutants}
+    boxes = "".join(
+        f'<label><input type="checkbox" data-filter="status" value="{_e(s.value)}" checked> '
+        f"{_badge(s)}</label>"
+        for s in STATUS_ORDER
+        if s in present
+    )
+    operators = "".join(
+        f'<option value="{_e(o)}">{_e(o)}</option>' for o in sorted({m.operator for m in mutants})
+    )
+    file_options = "".join(f'<option value="{_e(f)}">{_e(f)}</option>' for f in files)
+    order = {status: index for index, status in enumerate(UNDETECTED)}
+    ordered = sorted(mutants, key=lambda m: order.get(status_of(run_data, m), len(order)))
+    rows = "".join(_mutant_row(run_data, m, "m") for m in ordered)
+    return (
+        '<section id="mutants" class="tab"><h2>Mutants</h2>'
+        f'<div id="filters">{boxes}'
+        '<label>operator <select id="f-operator"><option value="">all operators</option>'
+        f"{operators}</select></label>"
+        f'<label>file <select id="f-file"><option value="">all files</option>{file_options}</select></label>'
+        '<input type="search" id="f-search" placeholder="search file, operator, description, id, code">'
+        '<button type="button" id="f-clear">clear filters</button>'
+        f'<span id="shown-count" class="meta">{len(mutants)} mutants</span></div>'
+        f"{_survivors(run_data)}<h2>All mutants</h2>"
+        f'<div id="mutant-list">{rows}</div></section>'
+    )
 
 
 def _file_section(run_data: RunData, index: int, file: str, source: str, mutants: list[Mutant]) -> str:
@@ -266,33 +415,100 @@ def _file_section(run_data: RunData, index: int, file: str, source: str, mutants
     counts = Counts()
     for mutant in mutants:
         counts.add(status_of(run_data, mutant))
-    articles = "".join(_mutant_article(run_data, m, "m", details=False) for m in mutants)
     return (
-        f'<details class="file" open><summary><b class="mono">{_e(file)}</b> — {len(mutants)} mutants, '
-        f"score {format_score(counts.score)}</summary>"
+        f'<details class="file" id="file-{index}"><summary><b class="mono">{_e(file)}</b> — '
+        f"{len(mutants)} mutants, score {format_score(counts.score)}</summary>"
         f'<button type="button" data-toggle="{table_id}">{label}</button>'
         f'<div class="scroll"><table class="src hl{compact}" id="{table_id}"><tbody>{"".join(rows)}</tbody>'
-        "</table></div>"
-        f"<details><summary>all {len(mutants)} mutants of {_e(file)}</summary>{articles}</details></details>"
+        "</table></div></details>"
     )
 
 
-def _files(run_data: RunData) -> str:
+def _grouped(run_data: RunData) -> tuple[dict[str, list[Mutant]], list[str], list[str]]:
+    """Mutants by file, the files with mutants (by path), the files without any (listed last)."""
     grouped: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in sorted_mutants(run_data.mutants):
         grouped[mutant.file].append(mutant)
-    files = sorted(set(run_data.sources) | set(grouped))
+    with_mutants = sorted(grouped)
+    without = sorted(set(run_data.sources) - set(grouped))
+    return grouped, with_mutants, without
+
+
+def _files(run_data: RunData) -> str:
+    grouped, with_mutants, without = _grouped(run_data)
     sections = [
-        _file_section(run_data, index, file, run_data.sources.get(file, ""), grouped.get(file, []))
-        for index, file in enumerate(files)
+        _file_section(run_data, index, file, run_data.sources.get(file, ""), grouped[file])
+        for index, file in enumerate(with_mutants)
     ]
-    return f'<section id="files"><h2>Source files</h2>{"".join(sections)}</section>'
+    if without:
+        names = "".join(f'<li class="mono">{_e(f)}</li>' for f in without)
+        sections.append(
+            f'<details class="no-mutants"><summary>{len(without)} files without mutants</summary>'
+            f"<ul>{names}</ul></details>"
+        )
+    return (
+        '<section id="files" class="tab"><h2>Source files</h2><p>Each line with mutants carries their '
+        f"status badges; open a file to read it.</p>{''.join(sections)}</section>"
+    )
 
 
-def _matrix(matrix: KillMatrix) -> str:
-    if not matrix.columns:
-        return '<section id="matrix"><h2>Kill matrix</h2><p>No mutant that a test could guard.</p></section>'
+def _tree(run_data: RunData) -> str:
+    """The file tree: directories fold, each file and directory shows its score and mutant count."""
+    grouped, with_mutants, without = _grouped(run_data)
+
+    def counts_of(files: list[str]) -> Counts:
+        counts = Counts()
+        for file in files:
+            for mutant in grouped.get(file, []):
+                counts.add(status_of(run_data, mutant))
+        return counts
+
+    def label(counts: Counts) -> str:
+        return (
+            f'<span class="sc {_score_class(counts.score)}">{format_score(counts.score)} '
+            f'<span class="meta">({counts.total})</span></span>'
+        )
+
+    def build(files: list[str], prefix: str) -> str:
+        subdirs: dict[str, list[str]] = defaultdict(list)
+        leaves = []
+        for file in files:
+            rest = file[len(prefix) :]
+            if "/" in rest:
+                subdirs[rest.split("/", 1)[0]].append(file)
+            else:
+                leaves.append(file)
+        items = []
+        for name in sorted(subdirs):
+            inner = subdirs[name]
+            items.append(
+                f'<li><details class="dir" data-dir="{_e(prefix + name)}"><summary>{_e(name)}/ '
+                f"{label(counts_of(inner))}</summary>{build(inner, prefix + name + '/')}</details></li>"
+            )
+        for file in leaves:
+            items.append(
+                f'<li><a href="#mutants" class="tree-file" data-file="{_e(file)}" title="{_e(file)}">'
+                f'<span class="mono">{_e(file[len(prefix) :])}</span>{label(counts_of([file]))}</a></li>'
+            )
+        return f"<ul>{''.join(items)}</ul>"
+
+    extra = ""
+    if without:
+        names = "".join(f'<li class="mono meta">{_e(f)}</li>' for f in without)
+        extra = (
+            f'<details class="no-mutants"><summary class="meta">{len(without)} files without mutants'
+            f"</summary><ul>{names}</ul></details>"
+        )
+    return (
+        f'<aside id="tree" class="tree"><b>Files</b> <span class="meta">(score, mutants)</span>'
+        f"{build(with_mutants, '')}{extra}</aside>"
+    )
+
+
+def _matrix_table(run_data: RunData, matrix: KillMatrix) -> str:
+    """One file's tests x mutants table; rows only for the tests that reach one of its mutants."""
     starts = {group.start for group in matrix.groups}
+    keep = [i for i, cells in enumerate(matrix.rows) if any(c is not Cell.NONE for c in cells)]
     groups = "".join(
         f'<th class="g" colspan="{g.size}" title="{_e(g.label)}">{_e(g.label)}</th>' for g in matrix.groups
     )
@@ -300,78 +516,188 @@ def _matrix(matrix: KillMatrix) -> str:
         f'<th class="{"gs" if j in starts else ""}">{_badge(s, m)}</th>'
         for j, (m, s) in enumerate(zip(matrix.columns, matrix.statuses, strict=True))
     )
-    names = short_test_names(matrix.tests)
+    tests = [matrix.tests[i] for i in keep]
+    names = short_test_names(tests)
     rows = []
-    for test, name, cells in zip(matrix.tests, names, matrix.rows, strict=True):
+    for index, name in zip(keep, names, strict=True):
         tds = []
-        for j, cell in enumerate(cells):
+        for j, cell in enumerate(matrix.rows[index]):
             css = " ".join(c for c in (CELL_CLASS[cell], "gs" if j in starts else "") if c)
             # no per-cell title: the inline script builds it on hover from the row and column headers,
             # which keeps a 30 x 1000 matrix from costing megabytes
             tds.append(f'<td class="{css}">{_e(cell.value.strip())}</td>' if css else "<td></td>")
+        test = matrix.tests[index]
         rows.append(f'<tr><th class="t" title="{_e(test)}">{_e(name)}</th>{"".join(tds)}</tr>')
+    if not rows:
+        rows.append(
+            '<tr><th class="t">no test reaches these mutants</th>'
+            f'<td colspan="{len(matrix.columns)}"></td></tr>'
+        )
+    return (
+        f'<div class="mxwrap mx"><table><thead><tr><th class="t"></th>{groups}</tr><tr><th class="t">status</th>'
+        f"{status_cells}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _matrix(run_data: RunData, group_by: str) -> str:
+    """The kill matrix, one block per file (columns grouped by operator inside a file), so that each
+    block fits a 1280 px screen; headers stick while scrolling. The blocks are per file whatever
+    ``group_by`` says (``--group-by`` arranges the terminal matrix); it only counts the totals here."""
+    full = kill_matrix(run_data, group_by)
+    if not full.columns:
+        return (
+            '<section id="matrix" class="tab"><h2>Kill matrix</h2>'
+            "<p>No mutant that a test could guard.</p></section>"
+        )
+    blocks = []
+    files = sorted({m.file for m in full.columns})
+    for file in files:
+        part = RunData(
+            run_data.root,
+            [m for m in run_data.mutants if m.file == file],
+            run_data.results,
+            run_data.tests,
+            run_data.sources,
+        )
+        matrix = kill_matrix(part, "operator")
+        blocks.append(
+            f'<details class="mxfile" open><summary><b class="mono">{_e(file)}</b> — {len(matrix.columns)} '
+            f"mutants</summary>{_matrix_table(run_data, matrix)}</details>"
+        )
     legend = "".join(
         f'<span><i class="{CELL_CLASS[c]}"></i>{_e(c.value.strip() or "blank")}: {_e(c.meaning)}</span>'
         for c in Cell
     )
     note = (
-        f'<p class="meta">{matrix.excluded} ignored, erroring or pending mutants are not shown.</p>'
-        if matrix.excluded
+        f'<p class="meta">{full.excluded} ignored, erroring or pending mutants are not shown.</p>'
+        if full.excluded
         else ""
     )
     return (
-        f'<section id="matrix"><h2>Kill matrix</h2><p>{len(matrix.tests)} tests × {len(matrix.columns)} '
-        f"mutants, columns grouped by {_e(matrix.group_by)}; hover a cell for details.</p>"
-        f'<p class="legend">{legend}</p><div class="mx"><table>'
-        f'<thead><tr><th class="t"></th>{groups}</tr><tr><th class="t">status</th>{status_cells}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>{note}</section>"
+        f'<section id="matrix" class="tab"><h2>Kill matrix</h2><p>{len(full.tests)} tests × '
+        f"{len(full.columns)} mutants, one block per file, columns grouped by operator; each block lists "
+        "the tests that reach its mutants. Hover a cell for details.</p>"
+        f'<p class="legend">{legend}</p>{"".join(blocks)}{note}</section>'
     )
 
 
 def _guards(run_data: RunData) -> str:
+    """The view by test: what each test kills, what only it guards, and the tests guarding nothing."""
     rows = []
-    for number, entry in enumerate(guard_map(run_data), start=1):
+    entries = guard_map(run_data)
+    idle = sum(1 for entry in entries if entry.guards_nothing)
+    for entry in entries:
         if entry.guards_nothing:
             why = "reaches no mutated code" if not entry.covers else f"covers {entry.covers}, kills none"
-            guarded = f'<span class="nothing">guards nothing ({why})</span>'
+            verdict = f'<span class="nothing">guards nothing ({why})</span>'
         elif entry.only:
-            guarded = "<br>".join(
-                f'<a href="#m-{_e(m.id)}" class="mono">{_e(_where(m))}</a> {_e(m.operator)}'
-                for m in entry.only
-            )
+            verdict = f"kills {len(entry.kills)}, alone guards {len(entry.only)}"
         else:
-            guarded = '<span class="fair">nothing alone (every kill shared with another test)</span>'
-        if entry.unverified_only:
-            guarded += "<br>" + "<br>".join(
-                f'<span class="meta">{_e(_where(m))} {_e(m.operator)} '
-                "(sole known killer, others not run)</span>"
-                for m in entry.unverified_only
-            )
-        rows.append(
-            f'<tr><td>{number}</td><td class="mono l">{_e(entry.test)}</td><td>{len(entry.kills)}</td>'
-            f'<td class="l">{guarded}</td></tr>'
+            verdict = f'kills {len(entry.kills)}, <span class="fair">alone guards nothing</span>'
+        kills = "".join(
+            f'<li><a href="#m-{_e(m.id)}" class="mono">{_e(_where(m))}</a> {_e(m.operator)}'
+            f"{' <b>(only this test)</b>' if m in entry.only else ''}</li>"
+            for m in entry.kills
         )
+        unverified = "".join(
+            f'<li class="meta">{_e(_where(m))} {_e(m.operator)} (sole known killer, others not run)</li>'
+            for m in entry.unverified_only
+        )
+        body = f"<ul>{kills}{unverified}</ul>" if kills or unverified else ""
+        rows.append(
+            f'<details class="trow" data-test="{_e(entry.test)}" data-idle="{int(entry.guards_nothing)}">'
+            f'<summary><span class="mono">{_e(entry.test)}</span> — {verdict}</summary>{body}</details>'
+        )
+    steps = _fault_steps(run_data)
     return (
-        '<section id="guards"><h2>Guard map</h2><p>For each test: the mutants it kills, and the paths '
-        "only it guards (no other test kills those mutants). A test that kills nothing guards nothing.</p>"
-        '<table class="tbl"><thead><tr><th>#</th><th class="l">test</th><th>kills</th>'
-        '<th class="l">only it kills</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        '<section id="guards" class="tab"><h2>Tests</h2><p>For each test: the mutants it kills and the '
+        "paths only it guards (no other test kills those mutants). A test that kills nothing guards "
+        f"nothing: {idle} of {len(entries)} tests here.</p>"
+        '<p><label><input type="checkbox" id="t-idle"> only the tests that guard nothing</label> '
+        '<input type="search" id="t-search" placeholder="filter tests by name"></p>'
+        f'<div id="test-list">{"".join(rows)}</div>{steps}</section>'
+    )
+
+
+def _fault_steps(run_data: RunData) -> str:
+    if not run_data.faults:
+        return ""
+    from mutagent.reports.faults import fault_coverage
+
+    coverage = fault_coverage(run_data)
+    rows = "".join(
+        f'<tr><td class="mono l">{_e(test)}</td>'
+        f'<td class="l">{_e(", ".join(steps) or "only normal turns")}</td></tr>'
+        for test, steps in coverage.by_test.items()
+    )
+    return (
+        '<h3>What each test scripts on the fake model server</h3><table class="tbl" id="faults-by-test">'
+        f'<thead><tr><th class="l">test</th><th class="l">faults (position, dialect)</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
+def _faults(run_data: RunData) -> str:
+    if not run_data.faults:
+        return (
+            '<section id="faults" class="tab"><h2>Fault coverage</h2><p>No fault log: the suite does not '
+            "use the fake_model fixture, or this report was made without one.</p></section>"
+        )
+    from mutagent.reports.faults import fault_coverage
+
+    coverage = fault_coverage(run_data)
+    rows = []
+    for row in coverage.rows:
+        scripted = (
+            "<br>".join(f'<span class="mono">{_e(t)}</span>' for t in row.tests)
+            if row.tests
+            else '<span class="never">never scripted</span>'
+        )
+        rows.append(
+            f'<tr class="{"" if row.tests else "unscripted"}"><td class="l">{_e(row.dialect)}</td>'
+            f'<td class="l">{_e(row.fault.label)}</td><td class="l">{_e(row.fault.where)}</td>'
+            f'<td class="l">{scripted}</td><td class="l mono">{_e(", ".join(row.fault.operators))}</td></tr>'
+        )
+    other = "".join(
+        f"<li>{_e(fault)} @ {_e(where)} ({_e(dialect)}): {_e(', '.join(tests))}</li>"
+        for dialect, fault, where, tests in coverage.other
+    )
+    return (
+        '<section id="faults" class="tab"><h2>Fault coverage</h2><p>Which faults the tests script on the '
+        f"fake model server (recorded during the baseline), per dialect: {len(coverage.never)} of "
+        f"{len(coverage.rows)} never scripted. A fault no test scripts leaves the mutants of the operators "
+        "beside it to chance.</p>"
+        '<table class="tbl" id="fault-table"><thead><tr><th class="l">dialect</th><th class="l">fault</th>'
+        '<th class="l">where</th><th class="l">scripted by</th>'
+        '<th class="l">operators it lets a test kill</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + (f"<p>Also scripted:</p><ul>{other}</ul>" if other else "")
+        + "</section>"
     )
 
 
 def to_html(run_data: RunData, *, group_by: str = "operator") -> str:
     """The complete HTML document for ``run_data``."""
     score = format_score(summarize(run_data).total.score)
+    _, with_mutants, _ = _grouped(run_data)
+    tabs = "".join(
+        f'<button type="button" data-tab="{key}">{label}</button>'
+        for key, label in (
+            ("mutants", "Mutants"),
+            ("files", "Source files"),
+            ("guards", "Tests"),
+            ("matrix", "Kill matrix"),
+            ("faults", "Fault coverage"),
+        )
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>mutagent report: {_e(score)}</title><style>{CSS}{highlight_css('.hl')}</style></head><body>"
-        f'<header><h1>mutagent mutation report</h1><div class="meta">{_e(run_data.root)} · mutagent '
-        f'{_e(__version__)}</div><nav><a href="#summary">summary</a><a href="#survivors">survivors</a>'
-        '<a href="#files">source files</a><a href="#matrix">kill matrix</a>'
-        '<a href="#guards">guard map</a></nav>'
-        f"</header><main>{_summary(run_data)}{_survivors(run_data)}{_files(run_data)}"
-        f"{_matrix(kill_matrix(run_data, group_by))}{_guards(run_data)}</main>"
+        f'<header><h1>mutagent mutation report <span class="meta" style="font-size:13px;font-weight:400">'
+        f"{_e(run_data.root)} · mutagent {_e(__version__)}</span></h1>"
+        f'<nav class="tabs">{tabs}</nav></header><div class="layout">{_tree(run_data)}<main>'
+        f"{_summary(run_data)}{_mutants(run_data, with_mutants)}{_files(run_data)}{_guards(run_data)}"
+        f"{_matrix(run_data, group_by)}{_faults(run_data)}</main></div>"
         f"<script>var MEANING = {_meanings()};{JS}</script></body></html>\n"
     )

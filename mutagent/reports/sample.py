@@ -317,3 +317,37 @@ def large_run_data(n_tests: int = 30, n_mutants: int = 100, n_files: int = 4, se
             status_reason="pragma" if status is Status.IGNORED else None,
         )
     return RunData(root="/tmp/large-agent", mutants=mutants, results=results, tests=tests, sources=sources)
+
+
+def sample_fault_log() -> list[dict[str, object]]:
+    """A fault log (``RunData.faults``) for :func:`sample_run_data`'s tests, as the baseline records it."""
+    steps = [
+        (0, "tool-call", "complete"),
+        (0, "ok", "complete"),
+        (1, "cut", "mid-text"),
+        (1, "ok", "complete"),
+        (2, "no-stop", "after-finish"),
+        (2, "ok", "complete"),
+        (3, "http-429+retry-after", "before-first-byte"),
+        (3, "ok", "complete"),
+        (4, "malformed", "mid-text"),
+        (4, "malformed", "mid-text"),
+        (4, "malformed", "mid-text"),
+        (5, "http-503", "before-first-byte"),
+        (5, "ok", "complete"),
+    ]
+    log: list[dict[str, object]] = []
+    for test, fault, position in steps:
+        step = sum(1 for entry in log if entry["test"] == SAMPLE_TESTS[test])
+        log.append(
+            {
+                "test": SAMPLE_TESTS[test],
+                "dialect": "anthropic",
+                "behaviour": fault,
+                "fault": fault,
+                "position": position,
+                "stream": position != "before-first-byte",
+                "step": step,
+            }
+        )
+    return log
