@@ -42,7 +42,9 @@ def _which(names: tuple[str, ...]) -> str | None:
 def driver() -> Iterator[webdriver.Chrome]:
     browser, chromedriver = _which(BROWSERS), _which(DRIVERS)
     if browser is None or chromedriver is None:
-        pytest.skip("Chromium and its WebDriver are not installed (apt-get install -y chromium chromium-driver)")
+        pytest.skip(
+            "Chromium and its WebDriver are not installed (apt-get install -y chromium chromium-driver)"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = browser
     for argument in (
@@ -208,7 +210,10 @@ def test_test_view_lists_kills_sole_guards_and_idle_tests(driver, tmp_path):
     row.find_element(By.CSS_SELECTOR, "li a").click()
     assert visible_tabs(driver) == ["mutants"]
     opened = driver.find_element(By.ID, f"m-{sole.kills[0].id}")
-    assert opened.get_attribute("open") is not None and opened.find_element(By.CSS_SELECTOR, "pre.diff").is_displayed()
+    assert (
+        opened.get_attribute("open") is not None
+        and opened.find_element(By.CSS_SELECTOR, "pre.diff").is_displayed()
+    )
 
 
 def test_link_to_a_mutant_opens_it(driver, tmp_path):
