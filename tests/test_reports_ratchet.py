@@ -1,4 +1,4 @@
-"""``--fail-on-regression BASE.json``: a mutant the base detected must stay detected, the score must not drop."""
+"""``--fail-on-regression BASE.json``: what the base detected stays detected, the score does not drop."""
 
 from __future__ import annotations
 

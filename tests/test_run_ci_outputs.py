@@ -16,13 +16,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sarif_schema import validate_sarif
 
 from mutagent import exitcodes
 from mutagent.cli import build_parser, main
 from mutagent.commands import run as run_command
 from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.store import load_run_data
-from sarif_schema import validate_sarif
 
 SUBDIR = "services/agent"  # the target is not the repository root
 CORE = "agent/core.py"

@@ -534,8 +534,8 @@ def _matrix_table(run_data: RunData, matrix: KillMatrix) -> str:
             f'<td colspan="{len(matrix.columns)}"></td></tr>'
         )
     return (
-        f'<div class="mxwrap mx"><table><thead><tr><th class="t"></th>{groups}</tr><tr><th class="t">status</th>'
-        f"{status_cells}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<div class="mxwrap mx"><table><thead><tr><th class="t"></th>{groups}</tr>'
+        f'<tr><th class="t">status</th>{status_cells}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
