@@ -535,7 +535,8 @@ def _matrix_table(run_data: RunData, matrix: KillMatrix) -> str:
         )
     return (
         f'<div class="mxwrap mx"><table><thead><tr><th class="t"></th>{groups}</tr>'
-        f'<tr><th class="t">status</th>{status_cells}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<tr><th class="t">status</th>{status_cells}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
