@@ -6,17 +6,20 @@ way a ``--shard I/N`` run stores it (the mutants ``select_shard`` picks, with th
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sarif_schema import validate_sarif
 
 from mutagent.cli import main
 from mutagent.reports.gate import evaluate_gate
 from mutagent.reports.sample import large_run_data, sample_run_data
 from mutagent.reports.shard import parse_shard, select_shard
+from mutagent.reports.stats import undetected_mutants
 from mutagent.reports.writer import write_reports
 
 DOC = Path(__file__).parent.parent / "docs" / "ci.md"
@@ -54,6 +57,7 @@ def test_doc_merge_and_gate_commands_run_as_written(tmp_path, monkeypatch, capsy
 
     full = build()
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step-summary.md"))
     for shard in range(1, count + 1):  # what each matrix job uploads
         mutants = select_shard(full.mutants, shard, count)
         ids = {m.id for m in mutants}
@@ -67,6 +71,16 @@ def test_doc_merge_and_gate_commands_run_as_written(tmp_path, monkeypatch, capsy
     assert code == expected_code == (0 if evaluate_gate(full, fail_under=fail_under).passed else 1)
     out = capsys.readouterr().out
     assert "gate FAILED" in out
+    annotations = [line for line in out.splitlines() if line.startswith("::warning file=")]
+    assert len(annotations) == len(undetected_mutants(full))
+    comment = gate_flags[gate_flags.index("--markdown") + 1]
+    assert (tmp_path / "step-summary.md").read_text(encoding="utf-8") == (tmp_path / comment).read_text(
+        encoding="utf-8"
+    )
+    sarif = json.loads((tmp_path / gate_flags[gate_flags.index("--sarif") + 1]).read_text(encoding="utf-8"))
+    assert len(validate_sarif(sarif)["runs"][0]["results"]) == len(undetected_mutants(full))
+    assert re.search(r"sarif_file: (\S+)", yaml).group(1) == gate_flags[gate_flags.index("--sarif") + 1]
+    assert re.search(r"--body-file (\S+)", yaml).group(1) == comment
     uploaded = re.search(r"name: mutation-report\n\s+path: \|\n((?:\s+\S+\n)+)", yaml).group(1).split()
     for name in uploaded:
         assert (tmp_path / name).is_file(), name
