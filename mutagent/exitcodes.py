@@ -7,6 +7,6 @@ BASELINE_FAILED = 3
 INTERNAL_ERROR = 4
 
 EPILOG = (
-    "exit codes: 0 ok, 1 gate failed (--fail-under / --max-survived), "
+    "exit codes: 0 ok, 1 gate failed (--fail-under / --max-survived / --fail-on-regression), "
     "2 usage, configuration or input error, 3 baseline not green, 4 internal error"
 )

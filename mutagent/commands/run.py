@@ -207,6 +207,12 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     fail_under, max_survived = _gate(config, shard, console)
     base_name: str | None = getattr(args, "fail_on_regression", None)
     base = load_report(base_name) if base_name and shard is None else None  # a bad file fails first
+    if base_name and shard is not None:
+        console.print(
+            "[dim]--fail-on-regression not applied to a --shard run: gate the merged report with "
+            "`mutagent report --from`[/]",
+            soft_wrap=True,
+        )
     github = bool(getattr(args, "github", False))
     changed = changed_lines(config.root, since) if github and since is not None else None
     previous = signal.signal(signal.SIGTERM, _sigterm)
