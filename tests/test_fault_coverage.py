@@ -156,7 +156,7 @@ def test_coverage_of_the_sample_log():
     console = Console(width=100, record=True)
     console.print(render_fault_coverage(data))
     text = console.export_text()
-    assert "faults never scripted: 10 of 16" in text
+    assert "faults never scripted: 11 of 17" in text
     assert "accept-truncated-tool-arguments" in text  # next to the never-scripted mid-tool-call cut
 
 
@@ -176,5 +176,5 @@ def test_json_extension_validates_and_round_trips():
 
 def test_html_shows_the_fault_table():
     html = to_html(replace(sample_run_data(), faults=sample_fault_log()))
-    assert html.count('class="unscripted"') == 10
+    assert html.count('class="unscripted"') == 11
     assert "never scripted" in html and 'id="faults-by-test"' in html

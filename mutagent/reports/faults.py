@@ -88,6 +88,13 @@ CATALOGUE: tuple[FaultClass, ...] = (
         _status(lambda code, waits: code == 429 and bool(waits)),
     ),
     FaultClass(
+        "http-retryable-no-wait",
+        "HTTP 408/409/429, no wait header",
+        "before-first-byte",
+        ("misclassify-retryable", "skip-backoff", "retry-bound-off-by-one", "unbounded-retry"),
+        _status(lambda code, waits: code in (408, 409, 429) and not waits),
+    ),
+    FaultClass(
         "http-overloaded-ms",
         "HTTP 529/503 + retry-after-ms",
         "before-first-byte",
@@ -299,7 +306,7 @@ def fault_markdown(run_data: RunData) -> list[str]:
         "| --- | --- | --- | --- | --- |",
     ]
     for row in coverage.rows:
-        scripted = f"{len(row.tests)} tests" if row.tests else "**never**"
+        scripted = f"{len(row.tests)} test{'s' if len(row.tests) > 1 else ''}" if row.tests else "**never**"
         lines.append(
             f"| {row.dialect} | {row.fault.label} | {row.fault.where} | {scripted} | "
             f"{', '.join(row.fault.operators)} |"
