@@ -97,3 +97,12 @@ def test_step_summary_is_appended_only_on_github(tmp_path: Path, monkeypatch: py
     write_step_summary("one\n")
     write_step_summary("two\n")
     assert target.read_text(encoding="utf-8") == "one\ntwo\n"
+
+
+def test_a_long_summary_is_cut_between_survivors(monkeypatch: pytest.MonkeyPatch):
+    from mutagent.reports import github
+
+    monkeypatch.setattr(github, "MAX_CHARS", 1500)
+    text = markdown_summary(sample_run_data())
+    assert "(truncated to fit a comment" in text and len(text) < 1600
+    assert text.count("```") % 2 == 0 and text.count("<details>") == text.count("</details>")

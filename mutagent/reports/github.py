@@ -138,8 +138,10 @@ def markdown_summary(run_data: RunData) -> str:
 
         lines += ["", *fault_markdown(run_data)]
     text = "\n".join(lines) + "\n"
-    if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS] + "\n\n… (truncated: see the HTML report for the rest)\n"
+    if len(text) > MAX_CHARS:  # cut after a whole survivor, never inside a diff's fence
+        cut = text.rfind("</details>\n", 0, MAX_CHARS)
+        cut = cut + len("</details>\n") if cut >= 0 else text.rfind("\n", 0, MAX_CHARS) + 1
+        text = text[:cut] + "\n… (truncated to fit a comment: the HTML report has the rest)\n"
     return text
 
 
