@@ -1,10 +1,13 @@
-"""Reports and the CI gate: terminal, Stryker-schema JSON, HTML, JUnit, kill matrix, guard map.
+"""Reports and the CI gate: terminal, Stryker-schema JSON, HTML, JUnit, SARIF, GitHub annotations and
+Markdown summary, kill matrix, guard map, fault coverage.
 
 Everything here reads a :class:`~mutagent.model.RunData` and never runs a test, so ``mutagent
 report`` can re-render a finished run and the engine's ``run`` can call the same functions:
 
-* :func:`render_terminal` (rich), :func:`write_reports` (``--json``/``--html``/``--junit``),
-* :func:`evaluate_gate` + :func:`render_gate` (``--fail-under``/``--max-survived``),
+* :func:`render_terminal` (rich), :func:`write_reports` (``--json``/``--html``/``--junit``/
+  ``--sarif``/``--markdown``), ``github.annotations`` (``--github``),
+* :func:`evaluate_gate` + :func:`render_gate` (``--fail-under``/``--max-survived``/
+  ``--fail-on-regression``, see ``ratchet``),
 * :func:`finish_run` doing all of that and returning the exit code,
 * :func:`changed_lines` + :func:`filter_changed` (``--since``), :func:`parse_shard` +
   :func:`select_shard` (``--shard``), :func:`merge_reports` (``mutagent merge``).
