@@ -13,7 +13,7 @@ import pytest
 from mutagent.fakeserver import ToolCall, assert_invariants, check_invariants, event_names
 from mutagent.fakeserver import behaviours as b
 from mutagent.fakeserver.conversation import tool_results
-from mutagent.fakeserver.dialects import ANTHROPIC, OPENAI, RequestContext, dialect_for_path
+from mutagent.fakeserver.dialects import ANTHROPIC, OPENAI, RESPONSES, RequestContext, dialect_for_path
 from mutagent.fakeserver.plan import CLOSE, COMPLETE, RESET, Frame, Pause, PlanError, build_plan
 from mutagent.fakeserver.randommode import DEFAULT_WEIGHTS, RandomFaults, draw
 
@@ -154,7 +154,8 @@ def test_dialect_is_chosen_by_path() -> None:
     assert dialect_for_path("/v1/messages") is ANTHROPIC
     assert dialect_for_path("/v1/messages?beta=true") is ANTHROPIC
     assert dialect_for_path("/v1/chat/completions") is OPENAI
-    assert dialect_for_path("/v1/responses") is None
+    assert dialect_for_path("/v1/responses") is RESPONSES and dialect_for_path("/responses") is RESPONSES
+    assert dialect_for_path("/v1/embeddings") is None
 
 
 # -- random mode -----------------------------------------------------------------------------------
