@@ -152,8 +152,10 @@ def test_a_named_stop_reason_is_passed_through(server, claude, gpt) -> None:
     assert chat_completion(gpt).choices[0].finish_reason == "pause_turn"
 
 
-@pytest.mark.parametrize("reason, anthropic_reason, chat_reason", [("length", "max_tokens", "length"),
-                                                                  ("refusal", "refusal", "content_filter")])  # fmt: skip
+@pytest.mark.parametrize(
+    "reason, anthropic_reason, chat_reason",
+    [("length", "max_tokens", "length"), ("refusal", "refusal", "content_filter")],
+)
 def test_known_stop_reasons_are_translated(
     server, claude, gpt, reason, anthropic_reason, chat_reason
 ) -> None:

@@ -174,7 +174,7 @@ def test_dropped_connection_is_an_api_connection_error(server, client, reset) ->
 def test_endless_stream_is_released_when_the_client_stops(server, client) -> None:
     server.script(b.endless(text="tick ", delay=0.005))
     with client.responses.stream(model="m", input=INPUT) as stream:
-        for count, event in enumerate(stream):
+        for count, _event in enumerate(stream):
             if count == 8:
                 break
     assert server.wait_for_responses(timeout=5) and server.client_disconnects == [0]
