@@ -56,6 +56,14 @@ def check_tools(turn: Turn, name_rule: re.Pattern[str] | None = PROVIDER_NAME, d
         raise ConfigError(f"tool choice names {turn.tool_name!r}, which is not declared")
 
 
+def tool_arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments: a complete JSON object, or the turn fails (never ``{}``)."""
+    arguments = json.loads(text or "{}")
+    if not isinstance(arguments, dict):
+        raise ModelError(f"tool arguments are not a JSON object: {text!r}")
+    return arguments
+
+
 def neutral_reason(raw: str | None, mapping: dict[str, str]) -> str:
     """The provider's reason mapped onto the neutral set; unknown ones pass through; none is stop."""
     if not raw:
@@ -95,6 +103,9 @@ class AnthropicAdapter:
     def reason(self, raw: str | None) -> str | None:
         return neutral_reason(raw, ANTHROPIC_REASONS)
 
+    def arguments(self, text: str) -> Any:
+        return tool_arguments(text)
+
     def stream(self, turn: Turn) -> Iterator[Any]:
         self.check(turn)
         with self.client.messages.create(stream=True, **self.request(turn)) as events:
@@ -113,7 +124,7 @@ class AnthropicAdapter:
                 tools[event.index]["json"] += event.delta.partial_json
             elif event.type == "content_block_stop" and event.index in tools:
                 call = tools.pop(event.index)
-                yield ToolUse(call["id"], call["name"], json.loads(call["json"] or "{}"))
+                yield ToolUse(call["id"], call["name"], self.arguments(call["json"]))
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason
             elif event.type == "message_stop":
@@ -158,7 +169,7 @@ class ResponsesAdapter:
                     yield Text(event.delta)
                 elif event.type == "response.output_item.done" and event.item.type == "function_call":
                     calls += 1
-                    yield ToolUse(event.item.call_id, event.item.name, json.loads(event.item.arguments))
+                    yield ToolUse(event.item.call_id, event.item.name, tool_arguments(event.item.arguments))
                 elif event.type == "error":
                     raise ModelError(f"{event.code}: {event.message}")
                 elif event.type == "response.failed":
@@ -213,7 +224,7 @@ class ChatAdapter:
                 if line == "data: [DONE]":
                     for index in sorted(calls):
                         call = calls[index]
-                        yield ToolUse(call["id"], call["name"], json.loads(call["arguments"] or "{}"))
+                        yield ToolUse(call["id"], call["name"], tool_arguments(call["arguments"]))
                     yield Finish(neutral_reason(finish, CHAT_REASONS), finish)
                     return
                 chunk = json.loads(line[len("data: ") :])
@@ -370,3 +381,13 @@ class EmptyIsSuccessAdapter(AnthropicAdapter):
             if seen["any"]:
                 raise
             yield Finish("stop", None)
+
+
+class EmptyArgumentsAdapter(AnthropicAdapter):
+    """Bug: tool arguments that do not parse become ``{}`` and the tool runs anyway."""
+
+    def arguments(self, text: str) -> Any:
+        try:
+            return json.loads(text or "{}")
+        except json.JSONDecodeError:
+            return {}

@@ -51,6 +51,7 @@ BROKEN = {
     "OverStrictAdapter": ("valid_tools", ""),
     "McpLenientAdapter": ("mcp_names", ""),
     "EmptyIsSuccessAdapter": ("cut_prefix", ""),
+    "EmptyArgumentsAdapter": ("tool_arguments", ""),
 }
 
 

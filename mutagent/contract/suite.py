@@ -19,7 +19,17 @@ from typing import Any, ClassVar
 
 import pytest
 
-from mutagent.contract.events import NEUTRAL_REASONS, Failure, Finish, Outcome, Text, Tool, Turn, consume
+from mutagent.contract.events import (
+    NEUTRAL_REASONS,
+    Failure,
+    Finish,
+    Outcome,
+    Text,
+    Tool,
+    ToolUse,
+    Turn,
+    consume,
+)
 from mutagent.fakeserver import ToolCall
 from mutagent.fakeserver import behaviours as b
 from mutagent.fakeserver.plan import event_names, stream_body
@@ -32,6 +42,7 @@ CHECKS: dict[str, str] = {
     "one_finish": "test_one_finish_and_nothing_after_it",
     "finish_reason": "test_the_finish_reason_is_never_empty",
     "error_last": "test_an_error_is_the_last_thing_seen",
+    "tool_arguments": "test_tool_arguments_that_are_not_a_json_object_are_an_error",
     "tool_names": "test_tool_names_providers_reject_are_refused",
     "duplicate_tools": "test_two_tools_with_one_name_are_refused",
     "tool_choice": "test_a_tool_choice_that_cannot_be_met_is_refused",
@@ -241,6 +252,18 @@ class AdapterContract:
                 f"{behaviour.name}: events after the error: {outcome.describe()}"
             )
             assert not outcome.finishes, f"{behaviour.name}: a failed turn finished: {outcome.describe()}"
+
+    def test_tool_arguments_that_are_not_a_json_object_are_an_error(
+        self, fake_model: Any, adapter: Any
+    ) -> None:
+        """A complete turn whose tool call carries arguments cut short, or JSON that is no object:
+        the call must not run (with ``{}`` or anything else), the turn fails instead."""
+        for arguments in ('{"q": "weath', '{"q": "x"', "[1, 2]", "not json"):
+            fake_model.script(b.ok(text=None, tool_calls=[ToolCall("call_1", "lookup", arguments)]))
+            outcome = self._run(adapter)
+            assert outcome.failed and not any(isinstance(e, ToolUse) for e in outcome.events), (
+                f"tool arguments {arguments!r} became a tool call instead of an error: {outcome.describe()}"
+            )
 
     # -- tool setup ----------------------------------------------------------------------------------
 
