@@ -234,3 +234,13 @@ def test_record_then_replay_a_responses_exchange(tmp_path) -> None:
             response = final_response(c)
         assert replaying.responses[0].replay_body_matched
     assert response.output_text == "recorded" and response.output[1].call_id == "call_r"
+
+
+def test_non_streaming_faults(server, client) -> None:
+    server.script(b.cut(text="Hello world"), b.length_stop(text="cut"), b.stall(seconds=0.2, text="late"))
+    with pytest.raises(openai.APIConnectionError):
+        client.responses.create(model="m", input=INPUT)
+    incomplete = client.responses.create(model="m", input=INPUT)
+    assert incomplete.status == "incomplete" and incomplete.incomplete_details.reason == "max_output_tokens"
+    assert client.responses.create(model="m", input=INPUT).output_text == "late"
+    assert server.gap(1, 2) < 0.2 <= server.responses[2].ended - server.responses[2].started
