@@ -8,10 +8,11 @@ dialect's end-of-turn marker, and a tool setup no provider accepts is refused be
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anthropic
@@ -112,25 +113,32 @@ class AnthropicAdapter:
             yield from self.read(events)
 
     def read(self, events: Any) -> Iterator[Any]:
-        tools: dict[int, dict[str, Any]] = {}
-        stop_reason = None
+        state: dict[str, Any] = {"tools": {}, "stop_reason": None, "done": False}
         for event in events:
-            if event.type == "content_block_start" and event.content_block.type == "tool_use":
-                block = event.content_block
-                tools[event.index] = {"id": block.id, "name": block.name, "json": ""}
-            elif event.type == "content_block_delta" and event.delta.type == "text_delta":
-                yield Text(event.delta.text)
-            elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
-                tools[event.index]["json"] += event.delta.partial_json
-            elif event.type == "content_block_stop" and event.index in tools:
-                call = tools.pop(event.index)
-                yield ToolUse(call["id"], call["name"], self.arguments(call["json"]))
-            elif event.type == "message_delta":
-                stop_reason = event.delta.stop_reason
-            elif event.type == "message_stop":
-                yield Finish(self.reason(stop_reason), stop_reason)
+            yield from self.on_event(event, state)
+            if state["done"]:
                 return
         raise IncompleteTurn("the stream ended before message_stop")
+
+    def on_event(self, event: Any, state: dict[str, Any]) -> list[Any]:
+        """The neutral events one raw event gives; ``state["done"]`` once the turn is over."""
+        tools = state["tools"]
+        if event.type == "content_block_start" and event.content_block.type == "tool_use":
+            block = event.content_block
+            tools[event.index] = {"id": block.id, "name": block.name, "json": ""}
+        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+            return [Text(event.delta.text)]
+        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+            tools[event.index]["json"] += event.delta.partial_json
+        elif event.type == "content_block_stop" and event.index in tools:
+            call = tools.pop(event.index)
+            return [ToolUse(call["id"], call["name"], self.arguments(call["json"]))]
+        elif event.type == "message_delta":
+            state["stop_reason"] = event.delta.stop_reason
+        elif event.type == "message_stop":
+            state["done"] = True
+            return [Finish(self.reason(state["stop_reason"]), state["stop_reason"])]
+        return []
 
 
 RESPONSES_REASONS = {"max_output_tokens": "length", "content_filter": "filtered"}
@@ -242,6 +250,46 @@ class ChatAdapter:
                         call["arguments"] += function.get("arguments") or ""
                     finish = choice.get("finish_reason") or finish
         raise IncompleteTurn("the stream ended before [DONE]")
+
+
+class AsyncAnthropicAdapter(AnthropicAdapter):
+    """The async SDK, read by a background task that hands events over a one-slot queue (the
+    shape of a Go adapter's goroutine and channel): leaving early must stop that reader."""
+
+    cancel_reader = True
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url  # an async client belongs to one event loop: made per call
+
+    async def stream(self, turn: Turn) -> AsyncIterator[Any]:
+        self.check(turn)
+        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key="test", max_retries=0, timeout=5.0)
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=1)
+
+        async def reader() -> None:
+            try:
+                state: dict[str, Any] = {"tools": {}, "stop_reason": None, "done": False}
+                async with await client.messages.create(stream=True, **self.request(turn)) as events:
+                    async for event in events:
+                        for item in self.on_event(event, state):
+                            await queue.put(item)
+                        if state["done"]:
+                            break
+                if not state["done"]:
+                    raise IncompleteTurn("the stream ended before message_stop")
+            except Exception as error:  # noqa: BLE001 - handed to the consumer, which raises it
+                await queue.put(error)
+            await queue.put(None)
+
+        task = asyncio.ensure_future(reader())
+        try:
+            while (item := await queue.get()) is not None:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+        finally:
+            if self.cancel_reader:
+                task.cancel()
 
 
 # -- broken adapters: one bug each ------------------------------------------------------------------
@@ -391,3 +439,10 @@ class EmptyArgumentsAdapter(AnthropicAdapter):
             return json.loads(text or "{}")
         except json.JSONDecodeError:
             return {}
+
+
+class AsyncLeakyReaderAdapter(AsyncAnthropicAdapter):
+    """Bug: the reader task outlives a consumer that stops early, blocked on the full queue and
+    holding the response."""
+
+    cancel_reader = False

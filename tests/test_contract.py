@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from contract_adapters import AnthropicAdapter, ChatAdapter, ConfigError, ResponsesAdapter
+from contract_adapters import (
+    AnthropicAdapter,
+    AsyncAnthropicAdapter,
+    ChatAdapter,
+    ConfigError,
+    ResponsesAdapter,
+)
 
 from mutagent.contract import CHECKS, AdapterContract
 
@@ -19,6 +25,14 @@ class TestAnthropicAdapterKeepsTheContract(AdapterContract):
 
     def make_adapter(self, dialect, base_url):
         return AnthropicAdapter(base_url)
+
+
+class TestAsyncAnthropicAdapterKeepsTheContract(AdapterContract):
+    dialects = ("anthropic",)
+    config_error = ConfigError
+
+    def make_adapter(self, dialect, base_url):
+        return AsyncAnthropicAdapter(base_url)
 
 
 class TestResponsesAdapterKeepsTheContract(AdapterContract):
@@ -52,6 +66,7 @@ BROKEN = {
     "McpLenientAdapter": ("mcp_names", ""),
     "EmptyIsSuccessAdapter": ("cut_prefix", ""),
     "EmptyArgumentsAdapter": ("tool_arguments", ""),
+    "AsyncLeakyReaderAdapter": ("early_stop", ""),
 }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from mutagent.contract.events import (
     NEUTRAL_REASONS,
     Adapter,
+    EarlyStop,
     Event,
     Failure,
     Finish,
@@ -34,6 +35,7 @@ __all__ = [
     "NEUTRAL_REASONS",
     "Adapter",
     "AdapterContract",
+    "EarlyStop",
     "Event",
     "Failure",
     "Finish",

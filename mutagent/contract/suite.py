@@ -21,6 +21,7 @@ import pytest
 
 from mutagent.contract.events import (
     NEUTRAL_REASONS,
+    EarlyStop,
     Failure,
     Finish,
     Outcome,
@@ -90,8 +91,8 @@ class AdapterContract:
     * ``make_adapter(self, dialect, base_url)``: the adapter pointed at ``base_url`` (for
       ``openai``/``responses`` it ends in ``/v1``, what the openai SDK's ``base_url`` wants).
       It returns a callable ``adapter(turn)`` or an object with ``stream(turn)``, giving an
-      iterable of ``Text``/``ToolUse``/``Finish``/``Failure`` events; errors may be raised or
-      yielded as ``Failure``. Build it with the SDK's own retries off: one call, one attempt;
+      iterable or async iterable of ``Text``/``ToolUse``/``Finish``/``Failure`` events; errors
+      may be raised or yielded as ``Failure``. Build it with the SDK's own retries off: one call, one attempt;
     * optionally ``config_error`` (what the adapter raises for a refused tool setup),
       ``mcp_names`` (``"refuse"`` or ``"accept"``: MCP-only names such as ``server.lookup``),
       ``exclude`` (check names of ``CHECKS`` that do not apply, e.g. ``{"early_stop"}`` for a
@@ -137,8 +138,8 @@ class AdapterContract:
         base_url = fake_model.base_url if dialect == "anthropic" else fake_model.base_url + "/v1"
         return self.make_adapter(dialect, base_url)
 
-    def _run(self, adapter: Any, turn: Turn | None = None, **options: Any) -> Outcome:
-        outcome = consume(adapter, turn or Turn(), self.turn_seconds, **options)
+    def _run(self, adapter: Any, turn: Turn | None = None) -> Outcome:
+        outcome = consume(adapter, turn or Turn(), self.turn_seconds)
         assert not outcome.timed_out, f"the adapter did not end the turn within {self.turn_seconds}s"
         return outcome
 
@@ -170,15 +171,31 @@ class AdapterContract:
     # -- releasing the response ---------------------------------------------------------------------
 
     def test_stopping_early_releases_the_response(self, fake_model: Any, adapter: Any) -> None:
-        """A consumer that breaks out after two text events: the server must see the client close."""
+        """A consumer that breaks out after two text events (and, for an async adapter, one that
+        cancels the reading task instead): the server must see the client close in time."""
         fake_model.script(b.endless(text="tick ", delay=0.01))
-        outcome = self._run(adapter, stop_after_texts=2)
+        outcome = self._stop_early(fake_model, adapter, cancel=False)
+        if outcome.asynchronous:
+            fake_model.script(b.endless(text="tick ", delay=0.01))
+            self._stop_early(fake_model, adapter, cancel=True)
+
+    def _stop_early(self, fake_model: Any, adapter: Any, cancel: bool) -> Outcome:
+        index = fake_model.request_count
+
+        def released() -> bool:
+            return index in fake_model.client_disconnects
+
+        how = "cancelled the task reading it" if cancel else "broke out of it"
+        stop = EarlyStop(2, released, self.release_seconds, cancel=cancel)
+        outcome = consume(adapter, Turn(), self.turn_seconds, stop)
+        assert not outcome.timed_out, f"the adapter did not stop within {self.turn_seconds}s"
         texts = [e for e in outcome.events if isinstance(e, Text)]
-        assert len(texts) == 2, f"expected text events from an endless stream: {outcome.describe()}"
-        released = fake_model.wait_for_responses(1, timeout=self.release_seconds)
-        assert released and fake_model.client_disconnects == [0], (
-            f"the consumer stopped early but the response was still open {self.release_seconds}s later"
+        assert len(texts) >= 2, f"expected text events from an endless stream: {outcome.describe()}"
+        assert outcome.released, (
+            f"the consumer {how} after two text events, but the response was still open "
+            f"{self.release_seconds}s later"
         )
+        return outcome
 
     def test_the_turn_ends_at_its_end_marker(self, fake_model: Any, adapter: Any, dialect: str) -> None:
         """The server sends a whole turn and then holds the connection open: the adapter must end
