@@ -245,6 +245,9 @@ class AdapterContract:
         for stop_reason in (None, "length", b.NULL_STOP, "", "pause_turn"):
             fake_model.script(b.ok(text="Hello", stop_reason=stop_reason))
             outcome = self._run(adapter)
+            assert not outcome.failed and outcome.finishes, (
+                f"stop reason {stop_reason!r}: a complete turn must finish: {outcome.describe()}"
+            )
             for finish in outcome.finishes:
                 assert isinstance(finish.reason, str) and finish.reason, (
                     f"stop reason {stop_reason!r}: the finish reason is empty ({finish!r}); map a turn "
