@@ -194,6 +194,9 @@ def test_null_and_empty_stop_reasons(server, claude, gpt) -> None:
         (lambda: b.raw("x", status=True), ValueError),
         (lambda: b.error_event(error_type=None), TypeError),
         (lambda: b.cut(after=-1), ValueError),
+        (lambda: b.raw("x", headers={"x-bad": "a\r\nInjected: 1"}), ValueError),
+        (lambda: b.http_error(429, headers={"": "1"}), ValueError),
+        (lambda: b.http_error(429, headers=[("retry-after", "1")]), TypeError),
     ],
 )
 def test_bad_script_values_fail_in_the_test(make, error) -> None:

@@ -140,6 +140,16 @@ def _calls(tool_calls: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return calls
 
 
+def _headers(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    if headers is not None and not isinstance(headers, Mapping):
+        raise TypeError(f"headers must be a mapping of names to values, got {headers!r}")
+    pairs = tuple((str(k), str(v)) for k, v in (headers or {}).items())
+    for name, value in pairs:
+        if not name or any(c in name + value for c in "\r\n") or ":" in name:
+            raise ValueError(f"header {name!r}: {value!r} cannot be sent (empty name, colon or line break)")
+    return pairs
+
+
 def _text(text: str | None) -> str | None:
     if text is not None and not isinstance(text, str):
         raise TypeError(f"text must be a string or None, got {text!r}")
@@ -216,7 +226,7 @@ def raw(
         raise TypeError(f"raw body must be str, bytes, dict or list, got {type(body).__name__}")
     if content_type is not None and not isinstance(content_type, str):
         raise TypeError(f"content_type must be a string, got {content_type!r}")
-    pairs = tuple((str(k), str(v)) for k, v in (headers or {}).items())
+    pairs = _headers(headers)
     return Behaviour(
         "raw",
         f"raw({status}, {len(body)} bytes)",
@@ -289,7 +299,7 @@ def http_error(
     """
     if not isinstance(status, int) or not 400 <= status <= 599:
         raise ValueError(f"http_error status must be 400..599, got {status!r}")
-    pairs = tuple((str(k), str(v)) for k, v in (headers or {}).items())
+    pairs = _headers(headers)
     return Behaviour(
         "http_error",
         f"http_error({status})",
