@@ -78,6 +78,7 @@ class Test{name}(AdapterContract):
     dialects = ("anthropic",)
     config_error = contract_adapters.ConfigError
     release_seconds = 1.0
+    cut_examples = 12
     {extra}
 
     def make_adapter(self, dialect, base_url):
