@@ -172,7 +172,7 @@ def test_openai_violation_is_a_400_too() -> None:
         ),
         (b"[1, 2]", "/v1/chat/completions", "POST", 400, "JSON object"),
         (b"", "/v1/messages", "POST", 400, "JSON object"),
-        (b"{}", "/v1/responses", "POST", 404, "no model API"),
+        (b"{}", "/v1/embeddings", "POST", 404, "no model API"),
         (b"", "/v1/messages", "GET", 405, "use POST"),
     ],
 )

@@ -13,7 +13,7 @@ import pytest
 from mutagent.fakeserver import ToolCall, assert_invariants, check_invariants, event_names
 from mutagent.fakeserver import behaviours as b
 from mutagent.fakeserver.conversation import tool_results
-from mutagent.fakeserver.dialects import ANTHROPIC, OPENAI, RequestContext, dialect_for_path
+from mutagent.fakeserver.dialects import ANTHROPIC, OPENAI, RESPONSES, RequestContext, dialect_for_path
 from mutagent.fakeserver.plan import CLOSE, COMPLETE, RESET, Frame, Pause, PlanError, build_plan
 from mutagent.fakeserver.randommode import DEFAULT_WEIGHTS, RandomFaults, draw
 
@@ -154,7 +154,8 @@ def test_dialect_is_chosen_by_path() -> None:
     assert dialect_for_path("/v1/messages") is ANTHROPIC
     assert dialect_for_path("/v1/messages?beta=true") is ANTHROPIC
     assert dialect_for_path("/v1/chat/completions") is OPENAI
-    assert dialect_for_path("/v1/responses") is None
+    assert dialect_for_path("/v1/responses") is RESPONSES and dialect_for_path("/responses") is RESPONSES
+    assert dialect_for_path("/v1/embeddings") is None
 
 
 # -- random mode -----------------------------------------------------------------------------------
@@ -297,3 +298,30 @@ def test_tool_results_join_text_blocks_and_read_both_dialects() -> None:
     assert tool_results(body, "anthropic") == {"a": "plain", "b": "line one two"}
     chat = {"messages": [openai_call("c1"), openai_result("c1", [{"type": "text", "text": "parts"}])]}
     assert tool_results(chat, "openai") == {"c1": "parts"}
+
+
+def test_responses_pairing_rules() -> None:
+    user = {"role": "user", "content": "hi"}
+
+    def call(call_id):
+        return {"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"}
+
+    def answer(call_id):
+        return {"type": "function_call_output", "call_id": call_id, "output": "ok"}
+
+    assert (
+        check_invariants({"input": [user, call("a"), call("b"), answer("b"), answer("a")]}, "responses") == []
+    )
+    assert check_invariants({"input": "just text"}, "responses") == []
+    assert check_invariants({"input": [user, call("a"), answer("a"), answer("a")]}, "responses") == [
+        "input[1]: tool call 'a' is answered 2 times"
+    ]
+    assert check_invariants({"input": [user, call(""), answer("")]}, "responses")[0].startswith(
+        "input[1]: tool call with an empty id"
+    )
+    assert check_invariants({"input": [call("a"), user]}, "responses") == [
+        "input[0]: tool call 'a' is not answered in input[1] (user)"
+    ]
+    continued = {"previous_response_id": "resp_1", "input": [answer("a"), answer("b")]}
+    assert check_invariants(continued, "responses") == []
+    assert tool_results(continued, "responses") == {"a": "ok", "b": "ok"}

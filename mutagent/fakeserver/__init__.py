@@ -1,5 +1,6 @@
-"""The fake model server: Anthropic and OpenAI streaming dialects, scripted and seeded-random
-faults, request recording with tool-call invariants, and record/replay of real exchanges.
+"""The fake model server: Anthropic Messages, OpenAI Chat and OpenAI Responses dialects, scripted
+and seeded-random faults, request recording with tool-call invariants, and record/replay of real
+exchanges.
 
     from mutagent.fakeserver import FakeModelServer, ToolCall, behaviours as b
 

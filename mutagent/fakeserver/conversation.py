@@ -2,7 +2,9 @@
 
 Anthropic puts tool calls in assistant ``tool_use`` blocks and answers them in the next user
 message's ``tool_result`` blocks; OpenAI Chat puts them in assistant ``tool_calls`` and answers
-each in its own ``role: "tool"`` message. Both are folded into one neutral list of messages so
+each in its own ``role: "tool"`` message; OpenAI Responses lists flat ``input`` items, where
+``function_call`` items are answered by ``function_call_output`` items with the same ``call_id``.
+All three are folded into one neutral list of messages so
 that the invariant checker and the recording helpers are written once.
 """
 
@@ -14,6 +16,9 @@ from typing import Any
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
+RESPONSES = "responses"
+#: Responses input items that belong to the model's side of the conversation (its turn).
+_MODEL_ITEMS = frozenset({"function_call", "reasoning"})
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ def content_text(content: Any) -> str:
         return "".join(
             str(part.get("text", ""))
             for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
+            if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text")
         )
     return ""
 
@@ -106,9 +111,48 @@ def _openai(messages: list[Any]) -> list[NeutralMessage]:
     return out
 
 
+def _responses(items: list[Any], continued: bool) -> list[NeutralMessage]:
+    """Consecutive model-side items (assistant messages, function calls, reasoning) form one
+    assistant turn; consecutive ``function_call_output`` items one answer. ``continued``
+    (``previous_response_id`` is set): the first answers may reply to calls of the stored
+    response, which the request does not repeat, so they are paired with a stand-in turn."""
+    out: list[NeutralMessage] = []
+    for position, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        kind, role = item.get("type"), item.get("role")
+        if kind == "function_call_output":
+            result = ToolResult(item.get("call_id"), content_text(item.get("output")), False, position)
+            if out and out[-1].role == "tool":
+                out[-1].results.append(result)
+            else:
+                out.append(NeutralMessage(position, "tool", results=[result]))
+        elif kind in _MODEL_ITEMS or role == "assistant":
+            if not (out and out[-1].role == "assistant"):
+                out.append(NeutralMessage(position, "assistant"))
+            if kind == "function_call":
+                out[-1].calls.append(item.get("call_id"))
+        else:
+            out.append(NeutralMessage(position, str(role or kind)))
+    if continued and out and out[0].role == "tool":
+        stand_in = NeutralMessage(
+            -1, "assistant", calls=list(dict.fromkeys(r.call_id for r in out[0].results))
+        )
+        out.insert(0, stand_in)
+    return out
+
+
 def neutral_messages(body: Any, dialect: str) -> list[NeutralMessage]:
-    """The body's ``messages`` in the neutral form (empty when there are none)."""
-    messages = body.get("messages") if isinstance(body, Mapping) else None
+    """The body's ``messages`` (Responses: ``input`` items) in the neutral form (empty when
+    there are none)."""
+    if not isinstance(body, Mapping):
+        return []
+    if dialect == RESPONSES:
+        items = body.get("input")
+        return (
+            _responses(items, body.get("previous_response_id") is not None) if isinstance(items, list) else []
+        )
+    messages = body.get("messages")
     if not isinstance(messages, list):
         return []
     return _anthropic(messages) if dialect == ANTHROPIC else _openai(messages)

@@ -103,9 +103,19 @@ def _replay_plan(bh: Behaviour) -> Plan:
 def _endless(bh: Behaviour, dialect: Dialect, ctx: RequestContext) -> Iterator[Frame]:
     for event in dialect.endless_head(ctx):
         yield Frame(event)
+    head = len(dialect.endless_head(ctx))
     count = itertools.count() if bh.max_events is None else range(bh.max_events)
-    for _ in count:
-        yield Frame(dialect.endless_delta(bh.text or "", ctx))
+    for number in count:
+        yield Frame(dialect.endless_delta(bh.text or "", ctx, head + number))
+
+
+def _raw_plan(bh: Behaviour, ctx: RequestContext) -> Plan:
+    """The scripted bytes, verbatim, under the scripted status and headers."""
+    body: bytes = bh.body
+    content_type = bh.content_type or ("text/event-stream" if ctx.stream else "application/json")
+    headers = [("Content-Type", content_type), *bh.headers]
+    steps: list[Frame | Pause] = [Pause(bh.delay)] if bh.delay else []
+    return Plan(bh.status, headers, [*steps, Frame(body)], COMPLETE, chunked=False, length=len(body))
 
 
 def _non_stream_plan(bh: Behaviour, dialect: Dialect, ctx: RequestContext) -> Plan:
@@ -132,6 +142,8 @@ def build_plan(bh: Behaviour, dialect: Dialect, ctx: RequestContext) -> Plan:
         return Plan(None, steps=[Pause(bh.delay)] if bh.delay else [], ending=RESET if bh.reset else CLOSE)
     if bh.kind == "replay":
         return _replay_plan(bh)
+    if bh.kind == "raw":
+        return _raw_plan(bh, ctx)
     if not ctx.stream:
         return _non_stream_plan(bh, dialect, ctx)
     headers = list(SSE_HEADERS)
@@ -149,7 +161,8 @@ def build_plan(bh: Behaviour, dialect: Dialect, ctx: RequestContext) -> Plan:
     elif bh.kind == "no_stop":
         steps = [Frame(e) for e in events[:-1]]
     elif bh.kind == "error_event":
-        steps = [*head, Frame(dialect.error_event(bh.error_type, "Overloaded (scripted by the fake server)"))]
+        message = "Overloaded (scripted by the fake server)"
+        steps = [*head, Frame(dialect.error_event(bh.error_type, message, ctx, len(head)))]
     elif bh.kind == "malformed":
         steps = [*head, Frame(dialect.malformed_event()), *(tail if bh.resume else [])]
     elif bh.kind == "stall":
@@ -159,9 +172,17 @@ def build_plan(bh: Behaviour, dialect: Dialect, ctx: RequestContext) -> Plan:
     return Plan(200, headers, list(_with_delays(steps, bh.delay)), ending)
 
 
+def stream_body(bh: Behaviour, dialect: str, model: str = "preview", index: int = 0) -> bytes:
+    """The whole SSE body ``bh`` streams in ``dialect`` (a request for ``model``, the
+    ``index``-th the server sees), e.g. to serve its prefixes with ``behaviours.raw``."""
+    ctx = RequestContext(index=index, model=model, stream=True, include_usage=False, input_tokens=1)
+    plan = build_plan(bh, dialect_named(dialect), ctx)
+    return b"".join(step.data for step in plan.steps if isinstance(step, Frame))
+
+
 def event_names(bh: Behaviour, dialect: str = "anthropic", stream: bool = True) -> list[str]:
     """What ``bh`` sends, one entry per frame, for choosing ``after=`` values: the SSE event type
-    (Anthropic) or what the chunk carries (OpenAI), ``malformed`` for a line that is not JSON,
+    (Anthropic, Responses) or what the chunk carries (OpenAI Chat), ``malformed`` for a line that is not JSON,
     ``pause`` for a wait, then how the response ends (``complete``, ``close``, ``reset``)."""
     ctx = RequestContext(index=0, model="preview", stream=stream, include_usage=False, input_tokens=1)
     plan = build_plan(bh, dialect_named(dialect), ctx)

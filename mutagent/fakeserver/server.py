@@ -40,7 +40,7 @@ def _inspect(
 ) -> tuple[Any, str | None, int]:
     """The parsed body, why the request is refused (None: it is not) and the status to refuse with."""
     if dialect is None:
-        where = "serving POST /v1/messages and POST /v1/chat/completions"
+        where = "serving POST /v1/messages, POST /v1/chat/completions and POST /v1/responses"
         return None, f"no model API at {method} {path} ({where})", 404
     if method != "POST":
         return None, f"{method} {path} is not allowed: use POST", 405

@@ -8,13 +8,14 @@ data lines without one.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mutagent.fakeserver.behaviours import Behaviour
 from mutagent.fakeserver.dialects.base import (
     RequestContext,
+    argument_pieces,
     compact,
-    json_pieces,
     output_tokens,
     require_fields,
     status_error_type,
@@ -24,6 +25,18 @@ from mutagent.fakeserver.dialects.base import (
 
 def sse(event_type: str, data: dict[str, Any]) -> bytes:
     return f"event: {event_type}\ndata: {compact(data)}\n\n".encode()
+
+
+def _input(value: Any) -> Any:
+    """A non-streaming ``input``: a mapping as is; a raw arguments string parsed when it is JSON
+    (``'[1]'`` gives a list), else sent as a JSON string, the nearest a JSON body gets to
+    arguments the model never finished."""
+    if not isinstance(value, str):
+        return dict(value)
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 class AnthropicDialect:
@@ -97,7 +110,7 @@ class AnthropicDialect:
                         "delta": {"type": "input_json_delta", "partial_json": piece},
                     },
                 )
-                for piece in json_pieces(dict(call.input))
+                for piece in argument_pieces(call.arguments)
             ]
             blocks.append(block)
         for index, block in enumerate(blocks):
@@ -132,13 +145,15 @@ class AnthropicDialect:
             sse("ping", {"type": "ping"}),
         ]
 
-    def endless_delta(self, text: str, ctx: RequestContext) -> bytes:
+    def endless_delta(self, text: str, ctx: RequestContext, position: int = 0) -> bytes:
         return sse(
             "content_block_delta",
             {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
         )
 
-    def error_event(self, error_type: str, message: str) -> bytes:
+    def error_event(
+        self, error_type: str, message: str, ctx: RequestContext | None = None, position: int = 0
+    ) -> bytes:
         return sse("error", {"type": "error", "error": {"type": error_type, "message": message}})
 
     def malformed_event(self) -> bytes:
@@ -151,7 +166,7 @@ class AnthropicDialect:
         if content.text is not None:
             blocks.append({"type": "text", "text": content.text})
         blocks += [
-            {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.input)}
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c.input)}
             for c in content.tool_calls
         ]
         return self._message(ctx, blocks, content.neutral_stop_reason, output_tokens(content))

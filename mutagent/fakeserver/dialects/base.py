@@ -42,11 +42,11 @@ class Dialect(Protocol):
     def endless_head(self, ctx: RequestContext) -> list[bytes]:
         """The events that open a text turn that never ends."""
 
-    def endless_delta(self, text: str, ctx: RequestContext) -> bytes:
-        """One text delta of that endless turn."""
+    def endless_delta(self, text: str, ctx: RequestContext, position: int) -> bytes:
+        """One text delta of that endless turn (``position``: its place in the whole stream)."""
 
-    def error_event(self, error_type: str, message: str) -> bytes:
-        """An in-stream error event."""
+    def error_event(self, error_type: str, message: str, ctx: RequestContext, position: int) -> bytes:
+        """An in-stream error event (``position``: how many events were sent before it)."""
 
     def malformed_event(self) -> bytes:
         """A ``data:`` line that is not JSON."""
@@ -77,7 +77,14 @@ def text_pieces(text: str) -> list[str]:
 
 def json_pieces(data: Any, size: int = 16) -> list[str]:
     """``data`` as JSON split into at least two chunks, so a client must join partial JSON."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return argument_pieces(json.dumps(data, separators=(",", ":"), ensure_ascii=False), size)
+
+
+def argument_pieces(text: str, size: int = 16) -> list[str]:
+    """Tool-call arguments text split into at least two chunks (one, or none, when it is shorter),
+    so a client must join partial JSON; raw argument strings go out exactly as scripted."""
+    if len(text) < 2:
+        return [text] if text else []
     count = max(2, math.ceil(len(text) / size))
     step = max(1, math.ceil(len(text) / count))
     return [text[i : i + step] for i in range(0, len(text), step)]
@@ -85,7 +92,7 @@ def json_pieces(data: Any, size: int = 16) -> list[str]:
 
 def output_tokens(content: Behaviour) -> int:
     """A deterministic, plausible token count for the usage fields."""
-    chars = len(content.text or "") + sum(len(json.dumps(dict(c.input))) for c in content.tool_calls)
+    chars = len(content.text or "") + sum(len(c.arguments) for c in content.tool_calls)
     return max(1, math.ceil(chars / 4)) if (content.text or content.tool_calls) else 0
 
 

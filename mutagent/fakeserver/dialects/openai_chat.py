@@ -13,8 +13,8 @@ from typing import Any
 from mutagent.fakeserver.behaviours import Behaviour
 from mutagent.fakeserver.dialects.base import (
     RequestContext,
+    argument_pieces,
     compact,
-    json_pieces,
     output_tokens,
     require_fields,
     status_error_type,
@@ -55,7 +55,21 @@ class OpenAIChatDialect:
             "total_tokens": ctx.input_tokens + out,
         }
 
+    def _usage_chunk(self, ctx: RequestContext, content: Behaviour) -> bytes:
+        return data(
+            {
+                "id": f"chatcmpl-fake{ctx.index:04d}",
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": ctx.model,
+                "choices": [],
+                "usage": self._usage(ctx, content),
+            }
+        )
+
     def stream_events(self, content: Behaviour, ctx: RequestContext) -> list[bytes]:
+        if content.no_choices:
+            return [self._usage_chunk(ctx, content), DONE]
         role: dict[str, Any] = {"role": "assistant"}
         if content.text is not None:
             role["content"] = ""
@@ -79,32 +93,23 @@ class OpenAIChatDialect:
             )
             events += [
                 self._chunk(ctx, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
-                for piece in json_pieces(dict(call.input))
+                for piece in argument_pieces(call.arguments)
             ]
         events.append(self._chunk(ctx, {}, content.openai_finish_reason))
         if ctx.include_usage:
-            events.append(
-                data(
-                    {
-                        "id": f"chatcmpl-fake{ctx.index:04d}",
-                        "object": "chat.completion.chunk",
-                        "created": CREATED,
-                        "model": ctx.model,
-                        "choices": [],
-                        "usage": self._usage(ctx, content),
-                    }
-                )
-            )
+            events.append(self._usage_chunk(ctx, content))
         events.append(DONE)
         return events
 
     def endless_head(self, ctx: RequestContext) -> list[bytes]:
         return [self._chunk(ctx, {"role": "assistant", "content": ""})]
 
-    def endless_delta(self, text: str, ctx: RequestContext) -> bytes:
+    def endless_delta(self, text: str, ctx: RequestContext, position: int = 0) -> bytes:
         return self._chunk(ctx, {"content": text})
 
-    def error_event(self, error_type: str, message: str) -> bytes:
+    def error_event(
+        self, error_type: str, message: str, ctx: RequestContext | None = None, position: int = 0
+    ) -> bytes:
         return data({"error": {"message": message, "type": error_type, "param": None, "code": None}})
 
     def malformed_event(self) -> bytes:
@@ -117,7 +122,7 @@ class OpenAIChatDialect:
                 {
                     "id": c.id,
                     "type": "function",
-                    "function": {"name": c.name, "arguments": compact(dict(c.input))},
+                    "function": {"name": c.name, "arguments": c.arguments},
                 }
                 for c in content.tool_calls
             ]
@@ -127,7 +132,9 @@ class OpenAIChatDialect:
             "created": CREATED,
             "model": ctx.model,
             "system_fingerprint": None,
-            "choices": [
+            "choices": []
+            if content.no_choices
+            else [
                 {
                     "index": 0,
                     "message": message,
