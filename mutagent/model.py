@@ -125,6 +125,10 @@ class RunData:
     results: dict[str, MutantResult]
     tests: list[TestInfo]
     sources: dict[str, str]
+    # ``(I, N)`` for the report of a ``--shard I/N`` run: ``mutagent merge`` checks the set is whole
+    shard: tuple[int, int] | None = None
+    # why a merged report is not the whole run (``merge --allow-partial``), shown in every report
+    partial: str | None = None
 
     def result_of(self, mutant: Mutant) -> MutantResult:
         return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)

@@ -68,3 +68,10 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         default="operator",
         help="group the kill matrix columns by operator (default) or by file",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print the full kill matrix and guard map (the default report is compact for CI "
+        "logs: score, per-operator table, survivors with diff and hint, tests that guard nothing)",
+    )

@@ -52,4 +52,5 @@ def run(args: argparse.Namespace) -> int:
         max_survived=max_survived,
         terminal=not args.quiet,
         group_by=args.group_by,
+        verbose=bool(getattr(args, "verbose", False)),
     )

@@ -31,6 +31,7 @@ def finish_run(
     terminal: bool = True,
     config: dict[str, Any] | None = None,
     group_by: str = "operator",
+    verbose: bool = False,
 ) -> int:
     """Render, write the requested reports, evaluate the gate; returns 0 or ``GATE_FAILED`` (1).
 
@@ -39,7 +40,7 @@ def finish_run(
     """
     gate = evaluate_gate(run_data, fail_under, max_survived)
     if terminal:
-        render_terminal(run_data, console, group_by=group_by)
+        render_terminal(run_data, console, group_by=group_by, verbose=verbose)
     thresholds = None
     if fail_under is not None:
         thresholds = {"high": max(80, int(fail_under)), "low": int(fail_under)}

@@ -3,7 +3,8 @@
 Two rules, either or both: ``fail_under`` (minimum mutation score, percent) and ``max_survived``
 (maximum number of undetected mutants). "Survived" here counts Survived *and* NoCoverage: a bug no
 test even reaches is at least as unguarded as one a test reaches and misses, and counting only
-Survived would let a team pass the gate by deleting the tests that reach the code.
+Survived would let a team pass the gate by deleting the tests that reach the code. A run with no
+scored mutant fails every configured rule: a gate that passes on nothing is green over nothing.
 """
 
 from __future__ import annotations
@@ -54,10 +55,16 @@ def evaluate_gate(
         if not ok:
             failures.append(message)
 
-    if fail_under is not None:
-        if total.score is None:
-            rule(True, f"fail-under {fail_under:g}%: no scored mutants, nothing to check")
-        elif total.score < fail_under:
+    if total.scored == 0:
+        # Nothing was scored (no mutant, or only ignored/erroring/pending ones): passing here would
+        # be green over nothing, so every configured rule fails, --fail-under 0 included.
+        rule(
+            False,
+            f"no scored mutant ({total.total} mutants, none killed, survived, timed out or uncovered): "
+            "a gate cannot pass on nothing",
+        )
+    elif fail_under is not None:
+        if total.score < fail_under:
             rule(
                 False,
                 f"fail-under: mutation score {format_score(total.score)} is below {fail_under:g}% "
@@ -65,7 +72,7 @@ def evaluate_gate(
             )
         else:
             rule(True, f"fail-under: mutation score {format_score(total.score)} >= {fail_under:g}%")
-    if max_survived is not None:
+    if max_survived is not None and total.scored:
         detail = f"{total[Status.SURVIVED]} survived + {total[Status.NO_COVERAGE]} without coverage"
         if len(survivors) > max_survived:
             rule(

@@ -234,7 +234,9 @@ def _mutant_article(run_data: RunData, mutant: Mutant, anchor: str, *, details: 
 
 def _survivors(run_data: RunData) -> str:
     survivors = undetected_mutants(run_data)
-    if not survivors:
+    if not survivors and not summarize(run_data).total.scored:
+        body = "<p>No mutant was scored: nothing in this run shows what the suite catches.</p>"
+    elif not survivors:
         body = '<p class="good">No surviving mutants: every reachable bug was caught.</p>'
     else:
         body = (
