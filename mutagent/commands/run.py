@@ -302,6 +302,8 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         signal.signal(signal.SIGTERM, previous)
     empty = empty_run_outcome(stats, narrow, config.operators, Path(args.path), console)
     run_data = load_run_data(config.root)
+    if narrow is not None and narrow.shard is not None:
+        run_data.shard = narrow.shard  # recorded in --json, checked by `mutagent merge`
     if empty is not None:
         # the files CI asked for still exist (an empty report), but no score and no gate
         from mutagent.reports.writer import write_reports
@@ -311,8 +313,6 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         ):
             console.print(f"wrote {path}", highlight=False, markup=False)
         return empty
-    if narrow is not None and narrow.shard is not None:
-        run_data.shard = narrow.shard  # recorded in --json, checked by `mutagent merge`
     console.print("[dim]" + _stats_line(stats) + "[/]", soft_wrap=True)
     return finish_run(
         run_data,

@@ -90,10 +90,11 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         pad_edge=False,
     )
     # the numbers' headers keep their width: when the terminal is narrow (80 columns in most CI
-    # logs) the operator names are the ones shortened, with an ellipsis
+    # logs) the operator names are the ones folded onto a second line
     others = ["mutants", *(header for header, _ in columns), "100.0%"]
     room = width - sum(len(header) + 2 for header in others) - 2
-    table.add_column("operator", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
+    # an operator name is an id (`--operators NAME` takes it): folded over lines, never cut
+    table.add_column("operator", overflow="fold", max_width=max(12, room))
     table.add_column("mutants", justify="right", no_wrap=True, min_width=len("mutants"))
     for header, statuses in columns:
         style = STATUS_STYLE[statuses[0]] if len(statuses) == 1 else "yellow"
