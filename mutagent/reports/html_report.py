@@ -16,8 +16,8 @@ from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import Cell, KillMatrix, guard_map, kill_matrix
 from mutagent.reports.highlight import highlight_css, highlight_lines
+from mutagent.reports.hints import hint_for
 from mutagent.reports.matrix_view import short_test_names
-from mutagent.reports.opinfo import operator_info
 from mutagent.reports.stats import (
     STATUS_LABEL,
     STATUS_ORDER,
@@ -202,7 +202,6 @@ def _summary(run_data: RunData) -> str:
 def _mutant_article(run_data: RunData, mutant: Mutant, anchor: str, *, details: bool) -> str:
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
-    info = operator_info(mutant.operator)
     parts = [
         f'<article class="mutant" id="{_e(anchor)}-{_e(mutant.id)}">',
         f'<h3>{_badge(status)} <span class="mono">{_e(_where(mutant))}</span> {_e(mutant.operator)} '
@@ -221,8 +220,11 @@ def _mutant_article(run_data: RunData, mutant: Mutant, anchor: str, *, details: 
         )
     elif status.scored:
         parts.append('<div class="nothing">no test reaches this code</div>')
-    if info.hint and (details or status in (Status.SURVIVED, Status.NO_COVERAGE)):
-        parts.append(f'<div class="hint">hint: {_e(info.hint)}</div>')
+    hint = hint_for(run_data, mutant)
+    if hint and (details or status in (Status.SURVIVED, Status.NO_COVERAGE)):
+        advice, _, script = hint.partition("\n")
+        code = f'<pre class="diff">{_e(script)}</pre>' if script else ""
+        parts.append(f'<div class="hint">hint: {_e(advice)}{code}</div>')
     reason = (mutant.ignored_reason if status is Status.IGNORED else None) or result.status_reason
     if reason:
         parts.append(f'<div class="meta">reason: {_e(reason)}</div>')

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
-from mutagent.reports.opinfo import operator_info
+from mutagent.reports.hints import hint_for
 from mutagent.reports.repopaths import repo_relative
 from mutagent.reports.stats import UNDETECTED, sorted_mutants, status_of, summarize
 
@@ -34,14 +34,14 @@ def _case_name(mutant: Mutant) -> str:
 
 def _survivor_text(run_data: RunData, mutant: Mutant) -> str:
     result = run_data.result_of(mutant)
-    info = operator_info(mutant.operator)
+    hint = hint_for(run_data, mutant)
     lines = [mutant.description, "", diff_for(run_data, mutant).rstrip("\n"), ""]
     if result.covered_by:
         lines.append("covered by: " + ", ".join(result.covered_by))
     else:
         lines.append("covered by: no test reaches this code")
-    if info.hint:
-        lines.append("hint: " + info.hint)
+    if hint:
+        lines.append("hint: " + hint)
     return "\n".join(lines) + "\n"
 
 

@@ -19,8 +19,8 @@ from rich.text import Text
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import guard_map, kill_matrix
+from mutagent.reports.hints import hint_for
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix
-from mutagent.reports.opinfo import operator_info
 from mutagent.reports.stats import (
     Counts,
     format_score,
@@ -124,7 +124,6 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
     """One mutant as a panel: location, diff, tests, hint (and errors when ``details``)."""
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
-    info = operator_info(mutant.operator)
     parts: list[RenderableType] = []
     if mutant.description:
         parts.append(Text(mutant.description, style="italic"))
@@ -136,8 +135,14 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
         parts.append(Text.assemble(("covered by: ", "bold"), ", ".join(result.covered_by)))
     elif status.scored:
         parts.append(Text("covered by: no test reaches this code", style="red"))
-    if info.hint:
-        parts.append(Text.assemble(("hint: ", "bold cyan"), info.hint))
+    hint = hint_for(run_data, mutant)
+    if hint:
+        advice, _, script = hint.partition("\n")
+        parts.append(Text.assemble(("hint: ", "bold cyan"), advice))
+        if script:
+            parts.append(
+                Syntax(script, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+            )
     reason = mutant.ignored_reason if status is Status.IGNORED else None
     reason = reason or result.status_reason
     if details and reason:
