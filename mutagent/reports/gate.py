@@ -28,6 +28,7 @@ class GateResult:
     survivors: list[Mutant] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # the messages of the rules that failed
     checked: bool = True  # False when no rule was configured
+    uncovered: set[str] = field(default_factory=set)  # ids of the survivors no test reaches
 
 
 def check_gate_options(fail_under: float | None, max_survived: int | None) -> None:
@@ -85,7 +86,8 @@ def evaluate_gate(
     pending = sum(1 for m in run_data.mutants if status_of(run_data, m) is Status.PENDING)
     if pending:
         messages.append(f"note: {pending} mutants were not run (pending) and are not counted")
-    return GateResult(not failures, messages, survivors, failures)
+    uncovered = {m.id for m in survivors if status_of(run_data, m) is Status.NO_COVERAGE}
+    return GateResult(not failures, messages, survivors, failures, uncovered=uncovered)
 
 
 def render_gate(result: GateResult, console: Console) -> None:
@@ -102,7 +104,12 @@ def render_gate(result: GateResult, console: Console) -> None:
         mark = "[red]✗[/]" if message in result.failures else "[green]✓[/]"
         console.print(f"  {mark} {escape(message)}", soft_wrap=True)
     if result.survivors:
-        console.print(f"surviving mutants ({len(result.survivors)}):")
+        # NoCoverage counted apart from Survived, as everywhere else
+        uncovered = sum(1 for m in result.survivors if m.id in result.uncovered)
+        console.print(
+            f"undetected mutants ({len(result.survivors)}: {len(result.survivors) - uncovered} survived, "
+            f"{uncovered} not covered):"
+        )
         for mutant in result.survivors:
             console.print(
                 f"  {mutant.file}:{mutant.location.start_line}  {mutant.operator}  [{mutant.id}]  "
