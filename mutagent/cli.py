@@ -62,9 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MutagentError as exc:
         error(str(exc))
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a run's engine (a run says what it kept, see commands/run.py)
         error("interrupted")
-        return 130
+        return exitcodes.INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised through the console script

@@ -26,3 +26,15 @@ class BaselineError(MutagentError):
     """The unmutated suite is not green (exit 3)."""
 
     exit_code = exitcodes.BASELINE_FAILED
+
+
+class NoMutantsError(MutagentError):
+    """No operator matched any scanned file (exit 5): an empty run is not a passing run."""
+
+    exit_code = exitcodes.NO_MUTANTS
+
+
+class InterruptedRun(MutagentError):
+    """Ctrl-C or SIGTERM during a run (exit 130); the message says what was kept."""
+
+    exit_code = exitcodes.INTERRUPTED

@@ -129,6 +129,10 @@ class RunData:
     # what the fake server served each test during the baseline, one dict per scripted step
     # (test, dialect, behaviour, fault, position): see mutagent.fakeserver.faultlog
     faults: list[dict[str, Any]] = field(default_factory=list)
+    # ``(I, N)`` for the report of a ``--shard I/N`` run: ``mutagent merge`` checks the set is whole
+    shard: tuple[int, int] | None = None
+    # why a merged report is not the whole run (``merge --allow-partial``), shown in every report
+    partial: str | None = None
 
     def result_of(self, mutant: Mutant) -> MutantResult:
         return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)

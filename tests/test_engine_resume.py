@@ -103,10 +103,22 @@ def interrupt_mid_run(root: Path, sig: signal.Signals) -> tuple[int, int, list[p
         descendants = psutil.Process(process.pid).children(recursive=True) or descendants
         time.sleep(0.05)
     descendants = psutil.Process(process.pid).children(recursive=True) + descendants
+    # only this run's workspaces: on a shared machine other mutagent runs create theirs meanwhile
+    new_workspaces = {
+        w
+        for w in set(Path(tempfile.gettempdir()).glob("mutagent-run-*")) - workspaces_before
+        if _owner(w) == process.pid
+    }
     process.send_signal(sig)
     process.communicate(timeout=60)
-    new_workspaces = set(Path(tempfile.gettempdir()).glob("mutagent-run-*")) - workspaces_before
     return process.returncode, finished_count(root), descendants, new_workspaces
+
+
+def _owner(workspace: Path) -> int | None:
+    try:
+        return int((workspace / "aux" / "owner.pid").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def assert_all_gone(processes: list[psutil.Process]) -> None:
@@ -124,6 +136,7 @@ def test_an_interrupted_run_resumes_without_rerunning_finished_mutants(
     returncode, stored, descendants, workspaces = interrupt_mid_run(root, sig)
     assert returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL)
     assert 1 <= stored < len(SLOW_MUTANTS)
+    assert len(workspaces) == 1  # the run's own copy existed when it was interrupted
     assert_all_gone(descendants)  # workers and mutant children do not outlive the run
     assert tree_hash(root) == before  # nothing written outside .mutagent/, even by a killed run
     if sig == signal.SIGINT:

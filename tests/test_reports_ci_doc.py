@@ -61,7 +61,12 @@ def test_doc_merge_and_gate_commands_run_as_written(tmp_path, monkeypatch, capsy
     for shard in range(1, count + 1):  # what each matrix job uploads
         mutants = select_shard(full.mutants, shard, count)
         ids = {m.id for m in mutants}
-        part = replace(full, mutants=mutants, results={k: v for k, v in full.results.items() if k in ids})
+        part = replace(
+            full,
+            mutants=mutants,
+            results={k: v for k, v in full.results.items() if k in ids},
+            shard=(shard, count),
+        )
         write_reports(part, json=json_pattern.replace("${{ matrix.shard }}", str(shard)))
 
     assert main(shlex.split(merge)[1:]) == 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from rich.console import Console
 
 from mutagent.model import MutantResult, Status
 from mutagent.reports.guards import Cell, guard_map, kill_matrix, sole_killer
-from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix
+from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix, short_test_names
 from mutagent.reports.sample import SAMPLE_TESTS, large_run_data, sample_run_data
 from mutagent.reports.terminal import render_terminal
 
@@ -101,16 +102,21 @@ def test_30_by_100_matrix_fits_a_120_column_terminal():
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines) <= 120
     # every test appears once per block, and across the blocks each row shows every column once
+    # the names do not fit beside the cells: rows carry numbers, and the full names follow, uncut
+    short = short_test_names(matrix.tests)
     for number in range(1, 31):
-        rows = [line for line in lines if line.startswith(f"{number:>2} ")]
+        assert f"{number:>2} {short[number - 1]}" in lines
+    for number in range(1, 31):
+        rows = [line for line in lines if line.startswith(f"{number:>2} ") and "test_" not in line]
         assert rows, number
         label_width = lines[2].index(lines[2].strip()[0])  # the group-key header starts after the labels
         cells = "".join(row[label_width:].replace(" ", "") for row in rows)
         expected = "".join(c.value for c in matrix.rows[number - 1]).replace(" ", "")
         assert sorted(cells) == sorted(expected)
-    blocks = sum(1 for line in lines if line.strip().startswith("mutant status"))
-    assert 1 < blocks <= 3  # 100 columns do not fit 120 chars next to the labels, but 3 blocks do
-    assert len(lines) <= blocks * 33 + 12  # one char per cell: compact
+    blocks = sum(1 for line in lines if re.match(r"^\s*(mutant )?status [KTSN]", line))
+    assert 1 <= blocks <= 3  # 100 columns do not fit 120 chars next to the labels, but 3 blocks do
+    assert len(lines) <= blocks * 33 + 12 + 31  # one char per cell (and one line per full name)
+    assert "…" not in "\n".join(lines)  # no name cut
     legend = "\n".join(lines).replace("\u00a0", " ")  # legend items are glued with no-break spaces
     assert "columns: a drop-stop-check (16)" in legend and "# killed by this test only" in legend
 
@@ -131,7 +137,7 @@ def test_guard_map_render_flags_the_useless_test():
 
 def test_terminal_report_shows_survivor_diff_and_tests():
     console = Console(record=True, width=120, color_system=None)
-    render_terminal(sample_run_data(), console)
+    render_terminal(sample_run_data(), console, verbose=True)
     text = console.export_text()
     assert "mutation score 70.0%" in text
     assert "-MAX_RETRIES = 3" in text and "+MAX_RETRIES = 4" in text
@@ -155,7 +161,7 @@ def test_many_survivors_are_listed_compactly_past_the_limit():
 
 
 def test_the_operator_table_keeps_its_headers_in_an_80_column_log() -> None:
-    """CI logs are often 80 columns: long operator names shorten, the numbers' headers never do."""
+    """CI logs are often 80 columns: long operator names fold, the numbers' headers never shorten."""
     from mutagent.reports.terminal import render_summary
 
     data = sample_run_data()  # every status, so every count column is present
@@ -177,5 +183,7 @@ def test_the_operator_table_keeps_its_headers_in_an_80_column_log() -> None:
         "score",
     ]
     assert all(len(line) <= 80 for line in lines)
-    assert any("…" in line for line in lines)  # the long name was shortened instead
+    assert not any("…" in line for line in lines)  # the long name is folded, never cut
+    body = lines[lines.index(header) + 2 :]
+    assert long_name in "".join(line.split()[0] for line in body if line.strip())
     assert any(line.rstrip().endswith("%") for line in lines[3:])  # scores printed whole

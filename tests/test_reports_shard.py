@@ -31,7 +31,7 @@ def shard_run(data: RunData, index: int, count: int) -> RunData:
     mutants = select_shard(data.mutants, index, count)
     ids = {m.id for m in mutants}
     results = {k: v for k, v in data.results.items() if k in ids}
-    return replace(data, mutants=mutants, results=results)
+    return replace(data, mutants=mutants, results=results, shard=(index, count))
 
 
 def comparable(report: dict) -> dict:
@@ -103,11 +103,41 @@ def test_merged_shards_equal_the_unsharded_report(tmp_path, build):
     assert statuses == {m.id: full.result_of(m).status.value for m in full.mutants}
 
 
-def test_merging_the_same_shard_twice_is_harmless(tmp_path):
+def test_the_same_shard_twice_is_refused_unless_partial_is_allowed(tmp_path, capsys):
     path = tmp_path / "a.json"
     write_reports(shard_run(sample_run_data(), 1, 2), json=path)
-    merged = merge_reports([path, path])
+    out = tmp_path / "out.json"
+    assert main(["merge", str(path), str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "shard 1/2 appears twice" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    merged = merge_reports([path, path], allow_partial=True)
     assert len(merged.mutants) == len(shard_run(sample_run_data(), 1, 2).mutants)
+    assert "appears twice" in merged.partial
+
+
+def test_an_incomplete_set_is_refused_and_allow_partial_says_so_everywhere(tmp_path, capsys):
+    data = sample_run_data()
+    a, c = tmp_path / "a.json", tmp_path / "c.json"
+    write_reports(shard_run(data, 1, 3), json=a)
+    write_reports(shard_run(data, 3, 3), json=c)
+    out = tmp_path / "out.json"
+    assert main(["merge", str(a), str(c), "-o", str(out)]) == 2
+    assert "incomplete: shard 2/3 missing" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["merge", str(a), str(c), "-o", str(out), "--allow-partial"]) == 0
+    assert "partial report: incomplete: shard 2/3 missing" in " ".join(capsys.readouterr().out.split())
+    assert json.loads(out.read_text())["mutagent"]["partial"] == "incomplete: shard 2/3 missing"
+    assert main(["report", "--from", str(out)]) == 0
+    assert "PARTIAL report: incomplete: shard 2/3 missing" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_shard_and_the_source_fingerprint_are_recorded(tmp_path):
+    path = tmp_path / "a.json"
+    write_reports(shard_run(sample_run_data(), 2, 4), json=path)
+    record = json.loads(path.read_text())["mutagent"]
+    assert record["shard"] == {"index": 2, "count": 4}
+    assert len(record["sourceFingerprint"]) == 64
 
 
 def test_shards_from_different_commits_are_refused(tmp_path, capsys):
@@ -154,7 +184,7 @@ def test_shards_that_list_every_mutant_as_pending_still_merge(tmp_path):
     paths = []
     for i in (1, 2):
         own = {m.id for m in select_shard(full.mutants, i, 2)}
-        part = replace(full, results={k: v for k, v in full.results.items() if k in own})
+        part = replace(full, results={k: v for k, v in full.results.items() if k in own}, shard=(i, 2))
         paths.append(tmp_path / f"shard-{i}.json")
         write_reports(part, json=paths[-1])
     merged = merge_reports(paths)

@@ -204,7 +204,9 @@ def test_since_with_no_changed_source_line_runs_no_baseline(
     )
     out = " ".join(capsys.readouterr().out.split())
     assert "--since HEAD: 0 of 6 mutants touch changed lines" in out
-    assert "mutation score n/a" in out and "0 tests" in out  # no test listed as guarding nothing
+    # a clean "nothing to test", not a score, and no gate verdict over nothing
+    assert "nothing to test: the change since HEAD touches none of the 6 mutated lines" in out
+    assert "mutation score" not in out and "gate" not in out.replace("no gate", "")
     data = load_run_data(root)
     assert data.mutants == [] and data.tests == []
     assert statuses(tmp_path / "pr.json") == {}

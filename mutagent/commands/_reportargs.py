@@ -93,3 +93,10 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         help="group the terminal kill matrix's columns by operator (default) or by file (the HTML "
         "report shows one matrix per file, columns grouped by operator)",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print the full kill matrix and guard map (the default report is compact for CI "
+        "logs: score, per-operator table, survivors with diff and hint, tests that guard nothing)",
+    )

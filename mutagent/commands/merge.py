@@ -12,6 +12,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT.json", help="where to write the merged report"
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even when a shard of the split is missing or given twice; the merged report "
+        "then says it is partial (by default such a set is refused, exit 2)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from mutagent.reports.stats import format_score, summarize
     from mutagent.reports.writer import write_reports
 
-    run_data = merge_reports(args.reports)
+    run_data = merge_reports(args.reports, allow_partial=args.allow_partial)
     write_reports(run_data, json=args.output)
     total = summarize(run_data).total
     console.print(
@@ -30,4 +36,6 @@ def run(args: argparse.Namespace) -> int:
         f"-> [bold]{escape(args.output)}[/]",
         highlight=False,
     )
+    if run_data.partial:
+        console.print(f"[bold yellow]partial report:[/] {escape(run_data.partial)}", highlight=False)
     return 0

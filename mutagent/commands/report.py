@@ -75,4 +75,5 @@ def run(args: argparse.Namespace) -> int:
         changed=changed,
         base=base,
         base_name=args.fail_on_regression or "",
+        verbose=bool(getattr(args, "verbose", False)),
     )

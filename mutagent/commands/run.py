@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -115,42 +114,130 @@ def _internal_error(root: Path, exc: Exception) -> Exception:
     return MutagentError(f"internal error: {type(exc).__name__}: {exc}{details}", exitcodes.INTERNAL_ERROR)
 
 
-def mutant_filter(
-    root: Path, since: str | None, shard: str | None, console: Console
-) -> Callable[[list[Mutant]], list[Mutant]] | None:
+class Narrowing:
+    """The engine's ``mutant_filter`` for ``--since`` then ``--shard``; remembers what each step kept.
+
+    The counts tell an empty run apart afterwards: a ``--since`` change that touches no mutated
+    line is "nothing to test", not a target where no operator matched.
+    """
+
+    def __init__(
+        self, since: str | None, changed: Any, shard: tuple[int, int] | None, console: Console
+    ) -> None:
+        self.since = since
+        self.changed = changed
+        self.shard = shard
+        self.console = console
+        self.after_since: int | None = None
+
+    def __call__(self, mutants: list[Mutant]) -> list[Mutant]:
+        from rich.markup import escape
+
+        from mutagent.reports import filter_changed, select_shard
+
+        kept = mutants
+        if self.changed is not None:
+            kept = filter_changed(kept, self.changed)
+            self.after_since = len(kept)
+            self.console.print(
+                f"[dim]--since {escape(str(self.since))}: {len(kept)} of {len(mutants)} mutants touch "
+                "changed lines[/]",
+                soft_wrap=True,
+            )
+        if self.shard is not None:
+            before = len(kept)
+            kept = select_shard(kept, *self.shard)
+            self.console.print(
+                f"[dim]--shard {self.shard[0]}/{self.shard[1]}: {len(kept)} of {before} mutants[/]",
+                soft_wrap=True,
+            )
+        return kept
+
+
+def mutant_filter(root: Path, since: str | None, shard: str | None, console: Console) -> Narrowing | None:
     """The engine's ``mutant_filter`` for ``--since`` then ``--shard`` (``None`` when neither is given).
 
     Both options are checked here, before the engine starts, so a bad revision, a tree outside
     git or a malformed shard is one line and exit 2 before any test runs.
     """
-    from rich.markup import escape
-
-    from mutagent.reports import changed_lines, filter_changed, parse_shard, select_shard
+    from mutagent.reports import changed_lines, parse_shard
 
     changed = changed_lines(root, since) if since is not None else None
     index_count = parse_shard(shard) if shard is not None else None
     if changed is None and index_count is None:
         return None
+    return Narrowing(since, changed, index_count, console)
 
-    def narrow(mutants: list[Mutant]) -> list[Mutant]:
-        kept = mutants
-        if changed is not None:
-            kept = filter_changed(kept, changed)
-            console.print(
-                f"[dim]--since {escape(str(since))}: {len(kept)} of {len(mutants)} mutants touch "
-                "changed lines[/]",
-                soft_wrap=True,
-            )
-        if index_count is not None:
-            before = len(kept)
-            kept = select_shard(kept, *index_count)
-            console.print(
-                f"[dim]--shard {index_count[0]}/{index_count[1]}: {len(kept)} of {before} mutants[/]",
-                soft_wrap=True,
-            )
-        return kept
 
-    return narrow
+def refuse_applied_mutant(root: Path) -> None:
+    """Stop before anything runs when ``mutagent apply`` left a mutant in the tree.
+
+    The baseline would test the mutated code, fail (or pass) for the wrong reason, and every
+    mutant would be a mutant of a mutant.
+    """
+    from mutagent.errors import UsageError
+    from mutagent.reports.apply import applied_mutant
+
+    applied = applied_mutant(root)
+    if applied is not None:
+        raise UsageError(
+            f"mutant {applied.id} ({applied.operator}) is still applied to {root / applied.file} "
+            f"by `mutagent apply`; revert it first: {applied.revert_command(root)}"
+        )
+
+
+def empty_run_outcome(
+    stats: RunStats, narrow: Narrowing | None, operators: str, root: Path, console: Console
+) -> int | None:
+    """The exit code of a run left with no mutant (``None`` when there are mutants to report).
+
+    No mutant generated at all is exit 5 with one line saying what to try: a pass would be green
+    over nothing. A ``--since`` change that touches no mutated line is a clean "nothing to test"
+    (exit 0, no score, no gate); an empty ``--shard`` is fine too (the merged report is gated).
+    """
+    from mutagent import exitcodes
+    from mutagent.errors import NoMutantsError
+
+    if stats.mutants:
+        return None
+    if stats.generated == 0:
+        raise NoMutantsError(
+            f"no mutants: no operator of --operators {operators} matched any of the "
+            f"{stats.files_scanned} source files scanned in {root}; try --operators generic "
+            f"(mutmut's operators), or `mutagent map {root}` to see what mutagent recognises in your loop"
+        )
+    if narrow is not None and narrow.after_since == 0:
+        console.print(
+            f"nothing to test: the change since {narrow.since} touches none of the {stats.generated} "
+            "mutated lines (no score, no gate)",
+            soft_wrap=True,
+            markup=False,
+        )
+        return exitcodes.OK
+    if narrow is not None and narrow.shard is not None:
+        console.print(
+            f"shard {narrow.shard[0]}/{narrow.shard[1]} holds none of the {stats.generated} mutants "
+            "(the merged report is the one to gate)",
+            soft_wrap=True,
+            markup=False,
+        )
+        return exitcodes.OK
+    return None
+
+
+def _interrupted(root: Path) -> Exception:
+    """Ctrl-C / SIGTERM: one line saying how many results the store keeps and that a re-run resumes."""
+    from mutagent.errors import InterruptedRun
+    from mutagent.store import load_run_data
+
+    try:
+        kept = len(load_run_data(root).results)
+    except Exception:  # nothing stored yet, or the store is being written: say so, do not crash
+        kept = 0
+    return InterruptedRun(
+        f"interrupted: {kept} mutant results are kept in {root / '.mutagent'}; "
+        "run the same command again to resume where this run stopped"
+    )
 
 
 def _stats_line(stats: RunStats) -> str:
@@ -198,6 +285,7 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     from mutagent.store import load_run_data
 
     config = build_config(Path(args.path), vars(args))
+    refuse_applied_mutant(config.root)
     since: str | None = getattr(args, "since", None)
     shard: str | None = getattr(args, "shard", None)
     from mutagent.reports import changed_lines
@@ -218,13 +306,27 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         stats = run_engine(config, console, mutant_source, mutant_filter=narrow)
-    except (MutagentError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        raise _interrupted(config.root) from None
+    except MutagentError:
         raise
     except Exception as exc:
         raise _internal_error(config.root, exc) from exc
     finally:
         signal.signal(signal.SIGTERM, previous)
+    empty = empty_run_outcome(stats, narrow, config.operators, Path(args.path), console)
     run_data = load_run_data(config.root)
+    if narrow is not None and narrow.shard is not None:
+        run_data.shard = narrow.shard  # recorded in --json, checked by `mutagent merge`
+    if empty is not None:
+        # the files CI asked for still exist (an empty report), but no score and no gate
+        from mutagent.reports.writer import write_reports
+
+        for path in write_reports(
+            run_data, json=getattr(args, "json", None), junit=getattr(args, "junit", None)
+        ):
+            console.print(f"wrote {path}", highlight=False, markup=False)
+        return empty
     console.print("[dim]" + _stats_line(stats) + "[/]", soft_wrap=True)
     return finish_run(
         run_data,
@@ -241,4 +343,5 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         changed=changed,
         base=base,
         base_name=base_name or "",
+        verbose=bool(getattr(args, "verbose", False)),
     )

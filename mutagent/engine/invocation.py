@@ -9,12 +9,51 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+# pytest options whose value is the next argument: the value is an expression, a name or a number,
+# never a test path, so it is kept with its option and never probed on disk
+# (``-k '<a 300-character expression>'`` must not become ``OSError: File name too long``).
+VALUE_OPTIONS = frozenset(
+    {
+        "-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n",
+        "--deselect", "--ignore", "--ignore-glob", "--rootdir", "--confcutdir", "--maxfail", "--tb",
+        "--junitxml", "--junit-xml", "--junit-prefix", "--basetemp", "--durations", "--durations-min",
+        "--log-level", "--log-cli-level", "--log-file", "--log-format", "--import-mode", "--capture",
+        "--override-ini", "--pythonwarnings", "--config-file", "--inifile", "--timeout", "--dist",
+        "--randomly-seed", "--cov", "--cov-report", "--hypothesis-seed", "--hypothesis-profile",
+        "--asyncio-mode", "--report-log", "--cache-dir", "--strict-markers-file",
+    }
+)  # fmt: skip
+
 
 def is_path_argument(argument: str, copy_root: Path) -> bool:
-    """Whether a ``--tests`` argument selects files (dropped when a fresh-import run passes node ids)."""
+    """Whether a ``--tests`` argument selects files (dropped when a fresh-import run passes node ids).
+
+    A name the file system cannot even look up (too long, a NUL byte) is not a path.
+    """
     if argument.startswith("-"):
         return False
-    return "::" in argument or (copy_root / argument.split("::", 1)[0]).exists()
+    if "::" in argument:
+        return True
+    try:
+        return (copy_root / argument).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def option_arguments(arguments: list[str], copy_root: Path) -> list[str]:
+    """The ``--tests`` arguments that are not test paths, in order, values kept with their options."""
+    kept: list[str] = []
+    takes_value = False
+    for argument in arguments:
+        if takes_value:
+            kept.append(argument)
+            takes_value = False
+        elif argument in VALUE_OPTIONS:
+            kept.append(argument)
+            takes_value = True
+        elif not is_path_argument(argument, copy_root):
+            kept.append(argument)
+    return kept
 
 
 def _has_pytest_config(root: Path) -> bool:

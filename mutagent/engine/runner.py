@@ -29,7 +29,7 @@ from mutagent.engine.discover import Target, discover
 from mutagent.engine.faults import FAULT_LOG_FILE, collect_fault_log
 from mutagent.engine.fingerprint import baseline_key
 from mutagent.engine.imports import ImportGraph
-from mutagent.engine.invocation import common_pytest_args, is_path_argument
+from mutagent.engine.invocation import common_pytest_args, option_arguments
 from mutagent.engine.mutants import MutantSource, OperatorMutants
 from mutagent.engine.order import KillerFirst
 from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
@@ -129,6 +129,8 @@ class Engine:
         if cached is None:  # the workers start (import, collect) while the mutants are generated
             self._ensure_pool(self.config.workers, measure=True)
         mutants = self._generate(store, source)
+        self.stats.generated = len(mutants)
+        self.stats.files_scanned = len(self.target.sources)
         if self.mutant_filter is not None:
             mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
@@ -354,9 +356,7 @@ class Engine:
                 "modules": self._module_map(),
                 "aux": str(workspace.aux),
                 "root": str(self.copy_root),
-                "fallback_args": [
-                    a for a in (self.config.tests or []) if not is_path_argument(a, self.copy_root)
-                ]
+                "fallback_args": option_arguments(self.config.tests or [], self.copy_root)
                 + self._common_args(),
                 "warm": str(workspace.aux / WARM_FILE),
                 "measure": measure,

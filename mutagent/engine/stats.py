@@ -16,7 +16,9 @@ from typing import Any
 class RunStats:
     """Counts, timings and per-kind CPU of one ``mutagent run``."""
 
-    mutants: int = 0
+    mutants: int = 0  # the mutants of this run (after --since / --shard)
+    generated: int = 0  # every mutant the operators produced, before --since / --shard
+    files_scanned: int = 0  # source files the operators were applied to
     ran: int = 0
     reused: int = 0
     decided: int = 0  # Ignored / CompileError / NoCoverage without running

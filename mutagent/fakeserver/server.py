@@ -203,8 +203,14 @@ class FakeModelServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (OpenAI clients want ``base_url + "/v1"``)."""
+        """``http://127.0.0.1:PORT``: the Anthropic SDK's ``base_url`` (it adds ``/v1/messages``)."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``base_url + "/v1"``: the OpenAI SDK's ``base_url`` (it adds ``/chat/completions`` or
+        ``/responses`` to it, without the ``/v1`` the Anthropic SDK adds itself)."""
+        return self.base_url + "/v1"
 
     @staticmethod
     def refused_url() -> str:

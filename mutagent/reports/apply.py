@@ -7,6 +7,9 @@ Line endings are kept as the file has them (the run compares text with universal
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -16,6 +19,59 @@ from rich.panel import Panel
 from mutagent.errors import UsageError
 from mutagent.model import Mutant, RunData
 from mutagent.reports.writer import ReportWriteError
+
+APPLIED_MARKER = Path(".mutagent") / "applied.json"
+
+
+@dataclass(frozen=True)
+class AppliedMutant:
+    """A mutant ``mutagent apply`` wrote into the tree and that is still there."""
+
+    id: str
+    file: str
+    operator: str
+
+    def revert_command(self, root: Path) -> str:
+        where = "" if root == Path(".") else f" {root}"
+        return f"mutagent apply {self.id}{where} --revert"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _mark_applied(root: Path, mutant: Mutant, mutated: str) -> None:
+    """Remember the applied mutant so that ``mutagent run`` can refuse to test a mutated tree."""
+    marker = root / APPLIED_MARKER
+    record = {"id": mutant.id, "file": mutant.file, "operator": mutant.operator, "sha256": _digest(mutated)}
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write {marker}: {exc.strerror or exc}") from exc
+
+
+def _clear_applied(root: Path) -> None:
+    try:
+        (root / APPLIED_MARKER).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def applied_mutant(root: Path) -> AppliedMutant | None:
+    """The mutant ``mutagent apply`` left in ``root``, if its file still holds exactly that mutant.
+
+    A file restored some other way (``git checkout``, an editor) no longer matches the recorded
+    digest, so a stale record never blocks a run.
+    """
+    try:
+        record = json.loads((root / APPLIED_MARKER).read_text(encoding="utf-8"))
+        current, _ = _read(root / str(record["file"]))
+    except (OSError, ValueError, KeyError, TypeError, UsageError):
+        return None
+    if _digest(current) != record.get("sha256"):
+        return None
+    return AppliedMutant(str(record["id"]), str(record["file"]), str(record.get("operator", "")))
 
 
 def _read(path: Path) -> tuple[str, str | None]:
@@ -61,6 +117,7 @@ def apply_mutant(run_data: RunData, mutant: Mutant, root: Path, console: Console
     target = root / mutant.file
     current, newline = _read(target)
     if current == mutated:
+        _mark_applied(root, mutant, mutated)
         console.print(f"[yellow]{escape(mutant.file)} already contains mutant {mutant.id}[/]")
         return
     if current != source:
@@ -69,6 +126,7 @@ def apply_mutant(run_data: RunData, mutant: Mutant, root: Path, console: Console
             "(commit or stash them, or re-run mutagent)"
         )
     _write(target, mutated, newline)
+    _mark_applied(root, mutant, mutated)
     console.print(
         Panel(
             f"[bold]{escape(str(target))}[/] now contains mutant [bold]{mutant.id}[/] "
@@ -90,6 +148,7 @@ def revert_mutant(run_data: RunData, mutant: Mutant, root: Path, console: Consol
     target = root / mutant.file
     current, newline = _read(target)
     if current == source:
+        _clear_applied(root)
         console.print(f"{escape(str(target))} is already the original source")
         return
     if current != mutant.mutated_source(source):
@@ -97,4 +156,5 @@ def revert_mutant(run_data: RunData, mutant: Mutant, root: Path, console: Consol
             f"{target} does not contain exactly mutant {mutant.id}; not reverting (use git to restore it)"
         )
     _write(target, source, newline)
+    _clear_applied(root)
     console.print(f"[green]reverted[/] {escape(str(target))} to the original source")

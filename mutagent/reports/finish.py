@@ -37,6 +37,7 @@ def finish_run(
     changed: dict[str, set[int]] | None = None,
     base: RunData | None = None,
     base_name: str = "the base report",
+    verbose: bool = False,
 ) -> int:
     """Render, write the requested reports, evaluate the gate; returns 0 or ``GATE_FAILED`` (1).
 
@@ -48,7 +49,7 @@ def finish_run(
     """
     gate = evaluate_gate(run_data, fail_under, max_survived, base=base, base_name=base_name)
     if terminal:
-        render_terminal(run_data, console, group_by=group_by)
+        render_terminal(run_data, console, group_by=group_by, verbose=verbose)
         if run_data.faults:
             from mutagent.reports.faults import render_fault_coverage
 

@@ -5,7 +5,8 @@ Three rules, any of them: ``fail_under`` (minimum mutation score, percent), ``ma
 report detected goes undetected, the score does not drop; see ``ratchet``). "Survived" here
 counts Survived *and* NoCoverage: a bug no test even reaches is at least as unguarded as one a
 test reaches and misses, and counting only Survived would let a team pass the gate by deleting
-the tests that reach the code.
+the tests that reach the code. A run with no scored mutant fails every configured rule: a gate
+that passes on nothing is green over nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class GateResult:
     survivors: list[Mutant] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # the messages of the rules that failed
     checked: bool = True  # False when no rule was configured
+    uncovered: set[str] = field(default_factory=set)  # ids of the survivors no test reaches
 
 
 def check_gate_options(fail_under: float | None, max_survived: int | None) -> None:
@@ -63,10 +65,16 @@ def evaluate_gate(
         if not ok:
             failures.append(message)
 
-    if fail_under is not None:
-        if total.score is None:
-            rule(True, f"fail-under {fail_under:g}%: no scored mutants, nothing to check")
-        elif total.score < fail_under:
+    if total.scored == 0:
+        # Nothing was scored (no mutant, or only ignored/erroring/pending ones): passing here would
+        # be green over nothing, so every configured rule fails, --fail-under 0 included.
+        rule(
+            False,
+            f"no scored mutant ({total.total} mutants, none killed, survived, timed out or uncovered): "
+            "a gate cannot pass on nothing",
+        )
+    elif fail_under is not None:
+        if total.score < fail_under:
             rule(
                 False,
                 f"fail-under: mutation score {format_score(total.score)} is below {fail_under:g}% "
@@ -74,7 +82,7 @@ def evaluate_gate(
             )
         else:
             rule(True, f"fail-under: mutation score {format_score(total.score)} >= {fail_under:g}%")
-    if max_survived is not None:
+    if max_survived is not None and total.scored:
         detail = f"{total[Status.SURVIVED]} survived + {total[Status.NO_COVERAGE]} without coverage"
         if len(survivors) > max_survived:
             rule(
@@ -92,7 +100,8 @@ def evaluate_gate(
     pending = sum(1 for m in run_data.mutants if status_of(run_data, m) is Status.PENDING)
     if pending:
         messages.append(f"note: {pending} mutants were not run (pending) and are not counted")
-    return GateResult(not failures, messages, survivors, failures)
+    uncovered = {m.id for m in survivors if status_of(run_data, m) is Status.NO_COVERAGE}
+    return GateResult(not failures, messages, survivors, failures, uncovered=uncovered)
 
 
 def render_gate(result: GateResult, console: Console) -> None:
@@ -109,7 +118,12 @@ def render_gate(result: GateResult, console: Console) -> None:
         mark = "[red]✗[/]" if message in result.failures else "[green]✓[/]"
         console.print(f"  {mark} {escape(message)}", soft_wrap=True)
     if result.survivors:
-        console.print(f"surviving mutants ({len(result.survivors)}):")
+        # NoCoverage counted apart from Survived, as everywhere else
+        uncovered = sum(1 for m in result.survivors if m.id in result.uncovered)
+        console.print(
+            f"undetected mutants ({len(result.survivors)}: {len(result.survivors) - uncovered} survived, "
+            f"{uncovered} not covered):"
+        )
         for mutant in result.survivors:
             console.print(
                 f"  {mutant.file}:{mutant.location.start_line}  {mutant.operator}  [{mutant.id}]  "

@@ -15,7 +15,7 @@ from pathlib import Path
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import guard_map
-from mutagent.reports.opinfo import operator_info
+from mutagent.reports.hints import hint_for
 from mutagent.reports.repopaths import repo_relative
 from mutagent.reports.stats import STATUS_LABEL, format_score, status_of, summarize, undetected_mutants
 
@@ -54,11 +54,11 @@ def annotations(run_data: RunData, changed: dict[str, set[int]] | None = None) -
         if line is None:
             continue
         status = status_of(run_data, mutant)
-        info = operator_info(mutant.operator)
         what = "no test reaches this code" if status is Status.NO_COVERAGE else "no test noticed this bug"
         message = f"{mutant.description or mutant.operator} ({what})"
-        if info.hint:
-            message += f"\nhint: {info.hint}"
+        advice = hint_for(run_data, mutant).partition("\n")[0]
+        if advice:
+            message += f"\nhint: {advice}"
         message += f"\nmutagent show {mutant.id}\n\n{diff_for(run_data, mutant)}"
         single = mutant.location.start_line == mutant.location.end_line == line
         props = [
@@ -114,7 +114,6 @@ def markdown_summary(run_data: RunData) -> str:
         if index >= MAX_DETAILED:
             lines.append(f"- {head} `{mutant.id}`")
             continue
-        info = operator_info(mutant.operator)
         lines += [
             f"<details><summary>{head}: {_md(mutant.description)}</summary>",
             "",
@@ -123,8 +122,11 @@ def markdown_summary(run_data: RunData) -> str:
             "```",
             "",
         ]
-        if info.hint:
-            lines += [f"**hint:** {_md(info.hint)}", ""]
+        advice, _, script = hint_for(run_data, mutant).partition("\n")
+        if advice:
+            lines += [f"**hint:** {_md(advice)}", ""]
+        if script:
+            lines += ["```python", script.rstrip("\n"), "```", ""]
         lines += [f"`mutagent show {mutant.id}`", "", "</details>"]
     idle = [entry for entry in guard_map(run_data) if entry.guards_nothing]
     lines += ["", f"### Tests that guard nothing ({len(idle)})", ""]

@@ -23,9 +23,9 @@ from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import Cell, KillMatrix, guard_map, kill_matrix
 from mutagent.reports.highlight import highlight_css, highlight_lines
+from mutagent.reports.hints import hint_for
 from mutagent.reports.html_assets import CSS, JS
 from mutagent.reports.matrix_view import short_test_names
-from mutagent.reports.opinfo import operator_info
 from mutagent.reports.stats import (
     STATUS_LABEL,
     STATUS_ORDER,
@@ -132,7 +132,6 @@ def _mutant_body(run_data: RunData, mutant: Mutant) -> str:
     """What an opened mutant shows: description, diff, tests, hint, reason, error."""
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
-    info = operator_info(mutant.operator)
     parts = [f'<div class="meta mono">[{_e(mutant.id)}]</div>']
     if mutant.description:
         parts.append(f"<div><em>{_e(mutant.description)}</em></div>")
@@ -147,8 +146,11 @@ def _mutant_body(run_data: RunData, mutant: Mutant) -> str:
         )
     elif status.scored:
         parts.append('<div class="nothing">no test reaches this code</div>')
-    if info.hint:
-        parts.append(f'<div class="hint">hint: {_e(info.hint)}</div>')
+    hint = hint_for(run_data, mutant)
+    if hint:
+        advice, _, script = hint.partition("\n")
+        code = f'<pre class="diff">{_e(script)}</pre>' if script else ""
+        parts.append(f'<div class="hint">hint: {_e(advice)}{code}</div>')
     reason = (mutant.ignored_reason if status is Status.IGNORED else None) or result.status_reason
     if reason:
         parts.append(f'<div class="meta">reason: {_e(reason)}</div>')
@@ -174,7 +176,9 @@ def _mutant_row(run_data: RunData, mutant: Mutant, anchor: str) -> str:
 
 def _survivors(run_data: RunData) -> str:
     survivors = undetected_mutants(run_data)
-    if not survivors:
+    if not survivors and not summarize(run_data).total.scored:
+        body = "<p>No mutant was scored: nothing in this run shows what the suite catches.</p>"
+    elif not survivors:
         body = '<p class="good">No surviving mutants: every reachable bug was caught.</p>'
     else:
         body = (

@@ -2,18 +2,20 @@
 
 A surviving (or uncovered) mutant is a *failure* carrying its diff, the tests that reached it and
 the operator's hint; a harness crash (RuntimeError) is an *error*; ignored, compile-error and
-pending mutants are *skipped*; killed and timed-out mutants pass.
+pending mutants are *skipped*; killed and timed-out mutants pass. ``file=`` is relative to the
+repository root (what CI annotations resolve), not to the target folder.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
-from mutagent.reports.opinfo import operator_info
+from mutagent.reports.hints import hint_for
+from mutagent.reports.repopaths import repo_relative
 from mutagent.reports.stats import UNDETECTED, sorted_mutants, status_of, summarize
 
 _SKIPPED = (Status.IGNORED, Status.COMPILE_ERROR, Status.PENDING)
@@ -32,14 +34,14 @@ def _case_name(mutant: Mutant) -> str:
 
 def _survivor_text(run_data: RunData, mutant: Mutant) -> str:
     result = run_data.result_of(mutant)
-    info = operator_info(mutant.operator)
+    hint = hint_for(run_data, mutant)
     lines = [mutant.description, "", diff_for(run_data, mutant).rstrip("\n"), ""]
     if result.covered_by:
         lines.append("covered by: " + ", ".join(result.covered_by))
     else:
         lines.append("covered by: no test reaches this code")
-    if info.hint:
-        lines.append("hint: " + info.hint)
+    if hint:
+        lines.append("hint: " + hint)
     return "\n".join(lines) + "\n"
 
 
@@ -72,7 +74,7 @@ def to_junit(run_data: RunData) -> str:
             "testcase",
             classname=_classname(mutant.file),
             name=_case_name(mutant),
-            file=mutant.file,
+            file=repo_relative(Path(mutant.file), Path(run_data.root)),
             line=str(mutant.location.start_line),
             time=f"{result.duration:.3f}",
         )

@@ -88,7 +88,14 @@ def render_kill_matrix(matrix: KillMatrix, width: int) -> RenderableType:
     cells_needed = len(matrix.columns) + len(matrix.groups) - 1
     # labels get whatever the cells leave over, and at least a third of the width when cells are many
     label_width = min(longest, max(16, width // 3, width - 1 - cells_needed))
-    labels = [fit(f"{i + 1:>{digits}} {name}", label_width) for i, name in enumerate(names)]
+    # a test name is never cut: when the names do not fit, rows carry their number only and the
+    # full names follow the matrix (rich folds a name longer than the line instead of cutting it)
+    numbered_only = longest > label_width
+    if numbered_only:
+        label_width = max(digits, len("status"))
+        labels = [f"{i + 1:>{digits}}" for i in range(len(names))]
+    else:
+        labels = [f"{i + 1:>{digits}} {name}" for i, name in enumerate(names)]
     avail = max(width - label_width - 1, 8)
     keys = {index: GROUP_KEYS[index % len(GROUP_KEYS)] for index in range(len(matrix.groups))}
 
@@ -101,7 +108,8 @@ def render_kill_matrix(matrix: KillMatrix, width: int) -> RenderableType:
     ]
     for block in _blocks(matrix, avail):
         header = Text(" " * label_width + " ")
-        status = Text(fit("mutant status", label_width).rjust(label_width) + " ")
+        caption = "mutant status" if len("mutant status") <= label_width else "status"
+        status = Text(caption.rjust(label_width) + " ")
         rows = [Text(label.ljust(label_width) + " ") for label in labels]
         for position, (group, start, stop) in enumerate(block):
             if position:
@@ -118,6 +126,9 @@ def render_kill_matrix(matrix: KillMatrix, width: int) -> RenderableType:
                     row.append(cells[column].value, style=CELL_STYLE[cells[column]])
         lines.extend([Text(""), header, status, *rows])
     lines.append(Text(""))
+    if numbered_only:
+        lines.append(Text("rows:", style="bold"))
+        lines.extend(Text(f"{i + 1:>{digits}} {name}", overflow="fold") for i, name in enumerate(names))
     lines.append(_cell_legend())
     lines.append(_group_legend(matrix, keys))
     if matrix.excluded:

@@ -3,7 +3,9 @@
 Shards of one run share the tree, so a file's source must be identical in every shard that has
 it: a mismatch means the shards ran on different commits and merging them would report
 statuses for code that never existed together, so it is refused. The same mutant appearing in
-two shards (a re-run job) is fine when both agree or one is still pending.
+two shards (a re-run job) is fine when both agree or one is still pending. Each shard report
+records its ``I/N``: a set with a shard missing or given twice is refused (``--allow-partial``
+merges it anyway and marks the result partial), so a merged report never looks whole when it is not.
 """
 
 from __future__ import annotations
@@ -47,8 +49,46 @@ def _same_result(a: MutantResult, b: MutantResult) -> bool:
     )
 
 
-def merge_run_data(parts: Sequence[tuple[str, RunData]]) -> RunData:
-    """One :class:`RunData` from named shard parts; conflicting shards raise UsageError."""
+def check_shard_set(parts: Sequence[tuple[str, RunData]]) -> str | None:
+    """``None`` when the parts are exactly shards 1..N of one run on one source; else why not.
+
+    A report without a shard record is the whole run (1/1). Different source fingerprints mean
+    different commits and are never accepted; a missing or repeated shard is what
+    ``--allow-partial`` lets through.
+    """
+    from mutagent.reports.stryker import source_fingerprint
+
+    fingerprints = {source_fingerprint(data.sources): name for name, data in parts}
+    if len(fingerprints) > 1:
+        first, second = list(fingerprints.values())[:2]
+        raise UsageError(
+            f"{first} and {second} were run on different sources (source fingerprints differ): "
+            "were the shards run on the same commit?"
+        )
+    seen: dict[tuple[int, int], str] = {}
+    counts: set[int] = set()
+    for name, data in parts:
+        shard = data.shard or (1, 1)
+        counts.add(shard[1])
+        if shard in seen:
+            return f"shard {shard[0]}/{shard[1]} appears twice ({seen[shard]} and {name})"
+        seen[shard] = name
+    if len(counts) > 1:
+        return "the reports come from different splits (" + ", ".join(f"/{n}" for n in sorted(counts)) + ")"
+    (count,) = counts
+    missing = [index for index in range(1, count + 1) if (index, count) not in seen]
+    if missing:
+        names = ", ".join(f"{index}/{count}" for index in missing)
+        return f"incomplete: shard{'s' if len(missing) > 1 else ''} {names} missing"
+    return None
+
+
+def merge_run_data(parts: Sequence[tuple[str, RunData]], allow_partial: bool = False) -> RunData:
+    """One :class:`RunData` from named shard parts; conflicting shards raise UsageError.
+
+    The parts must be shards 1..N of the same split, each once, on the same source; otherwise
+    the merge is refused, unless ``allow_partial``: then the merged report says it is partial.
+    """
     if not parts:
         raise UsageError("merge needs at least one report")
     sources: dict[str, str] = {}
@@ -88,6 +128,13 @@ def merge_run_data(parts: Sequence[tuple[str, RunData]]) -> RunData:
             tests.setdefault(test.nodeid, test)
         for step in data.faults:  # every shard measured the same baseline: keep each step once
             faults.setdefault((step.get("test"), step.get("step")), step)
+    problem = check_shard_set(parts)
+    inherited = [data.partial for _, data in parts if data.partial]
+    if problem is not None and not allow_partial:
+        raise UsageError(
+            f"{problem}; refusing to write a report that looks whole (--allow-partial merges anyway)"
+        )
+    partial = "; ".join([*([problem] if problem else []), *inherited]) or None
     return RunData(
         root=parts[0][1].root,
         mutants=list(mutants.values()),
@@ -95,9 +142,10 @@ def merge_run_data(parts: Sequence[tuple[str, RunData]]) -> RunData:
         tests=list(tests.values()),
         sources=sources,
         faults=list(faults.values()),
+        partial=partial,
     )
 
 
-def merge_reports(paths: Sequence[Path | str]) -> RunData:
+def merge_reports(paths: Sequence[Path | str], allow_partial: bool = False) -> RunData:
     """Load and merge shard JSON reports (as written by ``--json``)."""
-    return merge_run_data([(str(path), load_report(path)) for path in paths])
+    return merge_run_data([(str(path), load_report(path)) for path in paths], allow_partial)

@@ -1,46 +1,45 @@
-"""Paths as the repository sees them: GitHub annotations and SARIF locate a file from the repo root.
+"""File paths as a CI sees them: relative to the repository root, not to the mutated target.
 
-A target is often a sub-directory of its repository (``services/agent``), while mutagent keeps
-file paths relative to the target. A path relative to the target would make GitHub attach an
-annotation to a file that does not exist, so these outputs use the path from the top of the git
-work tree that contains the target, and fall back to the target-relative path outside git.
+CI annotations (JUnit ``file=``, a dashboard's file tree) resolve paths from the checkout's root.
+A target in a sub-folder (``mutagent run ./agent``) records ``loop.py``; the CI needs
+``agent/loop.py``. Outside a git repository the target root is the only root there is.
 """
 
 from __future__ import annotations
 
-import subprocess
+import os
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 
 @cache
-def _toplevel(target_root: str) -> Path | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", target_root, "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git installed
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip()).resolve()
+def _toplevel(directory: str) -> Path | None:
+    """The nearest enclosing directory holding ``.git`` (a directory, or a file for worktrees)."""
+    here = Path(directory)
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
 
 def repo_relative(path: Path, target_root: Path) -> str:
-    """``path`` (relative to ``target_root``, or absolute) relative to the git toplevel containing
-    ``target_root``, in posix form; relative to ``target_root`` when it is in no git work tree."""
-    path, target_root = Path(path), Path(target_root)
-    full = path if path.is_absolute() else target_root / path
-    top = _toplevel(str(target_root)) if target_root.is_dir() else None
-    if top is not None:
-        try:
-            return full.resolve().relative_to(top).as_posix()
-        except ValueError:
-            pass
+    """``path`` (relative to ``target_root``, or absolute) as a POSIX path relative to the git
+    top level containing ``target_root``; relative to ``target_root`` when there is no repository
+    (or the target root no longer exists, e.g. a report merged on another machine)."""
     try:
-        return full.relative_to(target_root).as_posix()
+        root = Path(os.path.abspath(target_root))
+    except (OSError, ValueError):
+        return PurePosixPath(path).as_posix()
+    full = Path(os.path.abspath(root / path))
+    toplevel = _toplevel(str(root)) if root.is_dir() else None
+    base = toplevel if toplevel is not None else root
+    try:
+        return full.relative_to(base).as_posix()
     except ValueError:
-        return path.as_posix()
+        return Path(path).as_posix()
+
+
+def repo_root(target_root: Path) -> Path | None:
+    """The git top level containing ``target_root``, if any."""
+    root = Path(os.path.abspath(target_root))
+    return _toplevel(str(root)) if root.is_dir() else None

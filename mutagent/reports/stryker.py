@@ -11,15 +11,18 @@ the patch is then rebuilt from ``location`` and ``replacement``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from mutagent import __version__
 from mutagent.errors import UsageError
 from mutagent.model import Location, Mutant, MutantResult, RunData, Status, TestInfo, TextPatch
 from mutagent.reports.guards import all_tests
+from mutagent.reports.repopaths import repo_relative, repo_root
 from mutagent.reports.stats import sorted_mutants, status_of
 
 SCHEMA_VERSION = "2"
@@ -147,12 +150,23 @@ def to_stryker_json(
     thresholds: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The schema-v2 report of ``run_data`` (validates against mutation-testing-report-schema.json)."""
+    # file keys relative to the repository root (a CI resolves paths from its checkout), and
+    # projectRoot that root, so that a report read back keeps consistent paths
+    target_root = Path(run_data.root)
+    top = repo_root(target_root) if run_data.root else None
+    if top is not None and top == Path(os.path.abspath(target_root)):
+        top = None  # the target is the repository root: paths are already what a CI wants
+
+    def key(file: str) -> str:
+        return repo_relative(Path(file), target_root) if top is not None else file
+
     files: dict[str, Any] = {}
     for file, source in sorted(run_data.sources.items()):
-        files[file] = {"language": "python", "source": source, "mutants": []}
+        files[key(file)] = {"language": "python", "source": source, "mutants": []}
     for mutant in sorted_mutants(run_data.mutants):
         file_entry = files.setdefault(
-            mutant.file, {"language": "python", "source": "", "mutants": [], EXT: {"sourceMissing": True}}
+            key(mutant.file),
+            {"language": "python", "source": "", "mutants": [], EXT: {"sourceMissing": True}},
         )
         file_entry["mutants"].append(_mutant_json(run_data, mutant))
 
@@ -171,11 +185,12 @@ def to_stryker_json(
     report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "thresholds": dict(thresholds or DEFAULT_THRESHOLDS),
-        "projectRoot": run_data.root,
+        "projectRoot": str(top) if top is not None else run_data.root,
         "config": dict(config or {}),
         "files": files,
         "testFiles": test_files,
         "framework": {"name": "mutagent", "version": __version__, "dependencies": _dependencies()},
+        EXT: _run_record(run_data),
         "system": {
             "ci": bool(os.environ.get("CI")),
             "os": {"platform": sys.platform},
@@ -187,8 +202,27 @@ def to_stryker_json(
 
         # top-level extension field (the schema allows extra properties): the raw fault log, so
         # `report --from` rebuilds every view, and the coverage table other tools can read as is
-        report[EXT] = {"faultLog": run_data.faults, "faultCoverage": fault_coverage_json(run_data)}
+        report[EXT].update(faultLog=run_data.faults, faultCoverage=fault_coverage_json(run_data))
     return report
+
+
+def source_fingerprint(sources: dict[str, str]) -> str:
+    """One digest of every mutated file's path and text: shards of one run must agree on it."""
+    digest = hashlib.sha256()
+    for file, source in sorted(sources.items()):
+        digest.update(file.encode("utf-8", "surrogatepass") + b"\x00")
+        digest.update(source.encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()
+
+
+def _run_record(run_data: RunData) -> dict[str, Any]:
+    """mutagent's run-level record: the shard (for ``merge``), the source fingerprint, partiality."""
+    record: dict[str, Any] = {"sourceFingerprint": source_fingerprint(run_data.sources)}
+    if run_data.shard is not None:
+        record["shard"] = {"index": run_data.shard[0], "count": run_data.shard[1]}
+    if run_data.partial:
+        record["partial"] = run_data.partial
+    return record
 
 
 def _check_version(report: dict[str, Any], name: str) -> None:
@@ -291,7 +325,15 @@ def from_stryker_json(report: Any, name: str = "report") -> RunData:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{name}: malformed mutation-testing report ({type(exc).__name__}: {exc})") from exc
     tests = [info for _, info in sorted(ordered, key=lambda pair: pair[0])]
-    faults = (report.get(EXT) or {}).get("faultLog") if isinstance(report.get(EXT), dict) else None
+    record = report.get(EXT) if isinstance(report.get(EXT), dict) else {}
+    faults = record.get("faultLog")
+    shard = None
+    try:
+        if isinstance(record.get("shard"), dict):
+            shard = (int(record["shard"]["index"]), int(record["shard"]["count"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{name}: malformed shard record ({exc})") from exc
+
     return RunData(
         root=str(report.get("projectRoot", "")),
         mutants=mutants,
@@ -299,4 +341,6 @@ def from_stryker_json(report: Any, name: str = "report") -> RunData:
         tests=tests,
         sources=sources,
         faults=[f for f in faults if isinstance(f, dict)] if isinstance(faults, list) else [],
+        shard=shard,
+        partial=str(record["partial"]) if record.get("partial") else None,
     )

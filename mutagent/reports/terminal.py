@@ -1,4 +1,6 @@
-"""The terminal report: score, per-operator table, survivors with their diffs, matrix, guard map.
+"""The terminal report: score, per-operator table, survivors with their diffs, useless tests.
+
+The kill matrix and guard map are added with ``verbose`` (they are always in the HTML report).
 
 Survivors come first after the numbers because they are what the user acts on: each shows the
 exact diff the suite let through, the tests that reached it, and the operator's hint about which
@@ -17,8 +19,8 @@ from rich.text import Text
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import guard_map, kill_matrix
+from mutagent.reports.hints import hint_for
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix
-from mutagent.reports.opinfo import operator_info
 from mutagent.reports.stats import (
     Counts,
     format_score,
@@ -74,7 +76,8 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
     headline = Text.assemble(
         ("mutation score ", "bold"),
         (format_score(total.score), f"bold {score_style(total.score)}"),
-        f"  ({total.detected} of {total.scored} detected; {total.total} mutants in {files} files, "
+        f"  ({total.detected} of {total.scored} detected, {total[Status.SURVIVED]} survived, "
+        f"{total[Status.NO_COVERAGE]} not covered; {total.total} mutants in {files} files, "
         f"{len(run_data.tests)} tests)",
     )
     columns = _summary_columns(total, width)
@@ -87,10 +90,11 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         pad_edge=False,
     )
     # the numbers' headers keep their width: when the terminal is narrow (80 columns in most CI
-    # logs) the operator names are the ones shortened, with an ellipsis
+    # logs) the operator names are the ones folded onto a second line
     others = ["mutants", *(header for header, _ in columns), "100.0%"]
     room = width - sum(len(header) + 2 for header in others) - 2
-    table.add_column("operator", no_wrap=True, overflow="ellipsis", max_width=max(12, room))
+    # an operator name is an id (`--operators NAME` takes it): folded over lines, never cut
+    table.add_column("operator", overflow="fold", max_width=max(12, room))
     table.add_column("mutants", justify="right", no_wrap=True, min_width=len("mutants"))
     for header, statuses in columns:
         style = STATUS_STYLE[statuses[0]] if len(statuses) == 1 else "yellow"
@@ -111,6 +115,8 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         row(name, counts)
     table.add_section()
     row("total", total, "bold")
+    if run_data.partial:
+        return Group(headline, Text(f"PARTIAL report: {run_data.partial}", style="bold yellow"), table)
     return Group(headline, table)
 
 
@@ -118,7 +124,6 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
     """One mutant as a panel: location, diff, tests, hint (and errors when ``details``)."""
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
-    info = operator_info(mutant.operator)
     parts: list[RenderableType] = []
     if mutant.description:
         parts.append(Text(mutant.description, style="italic"))
@@ -130,8 +135,14 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
         parts.append(Text.assemble(("covered by: ", "bold"), ", ".join(result.covered_by)))
     elif status.scored:
         parts.append(Text("covered by: no test reaches this code", style="red"))
-    if info.hint:
-        parts.append(Text.assemble(("hint: ", "bold cyan"), info.hint))
+    hint = hint_for(run_data, mutant)
+    if hint:
+        advice, _, script = hint.partition("\n")
+        parts.append(Text.assemble(("hint: ", "bold cyan"), advice))
+        if script:
+            parts.append(
+                Syntax(script, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+            )
     reason = mutant.ignored_reason if status is Status.IGNORED else None
     reason = reason or result.status_reason
     if details and reason:
@@ -139,13 +150,15 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
     if details and result.error:
         parts.append(Text("error:", style="bold yellow"))
         parts.append(Syntax(result.error.rstrip("\n"), "pytb", theme="ansi_dark", background_color="default"))
-    title = Text.assemble(
+    # the heading is the first line of the body, not the panel's title: rich cuts a title that is
+    # too long with an ellipsis (mid-word, mid-id), while body text wraps between words
+    heading = Text.assemble(
         (f"{mutant.file}:{mutant.location.start_line}", "bold"),
         f"  {mutant.operator}  ",
         (status.value, STATUS_STYLE[status]),
         (f"  [{mutant.id}]", "dim"),
     )
-    return Panel(Group(*parts), title=title, title_align="left", border_style=STATUS_STYLE[status])
+    return Panel(Group(heading, *parts), border_style=STATUS_STYLE[status])
 
 
 def render_survivors(run_data: RunData, limit: int | None = 25) -> RenderableType:
@@ -155,10 +168,18 @@ def render_survivors(run_data: RunData, limit: int | None = 25) -> RenderableTyp
     point, so past ``limit`` each survivor gets one line with the id ``mutagent show`` takes.
     """
     survivors = undetected_mutants(run_data)
+    if not survivors and not summarize(run_data).total.scored:
+        return Text(
+            "No mutant was scored: nothing in this run shows what the suite catches.", style="bold yellow"
+        )
     if not survivors:
         return Text("No surviving mutants: every reachable bug was caught.", style="bold green")
+    survived = sum(1 for m in survivors if status_of(run_data, m) is Status.SURVIVED)
+    uncovered = len(survivors) - survived
     heading = Text(
-        f"{len(survivors)} surviving mutants (nothing in the suite noticed these bugs)", style="bold red"
+        f"{len(survivors)} undetected mutants: {survived} survived (tests reached the bug and passed), "
+        f"{uncovered} not covered (no test reaches the code)",
+        style="bold red",
     )
     shown = survivors if limit is None else survivors[:limit]
     parts: list[RenderableType] = [heading, *(render_mutant(run_data, m) for m in shown)]
@@ -182,12 +203,20 @@ def render_terminal(
     console: Console,
     *,
     survivors: bool = True,
-    matrix: bool = True,
-    guards: bool = True,
+    matrix: bool | None = None,
+    guards: bool | None = None,
     group_by: str = "operator",
     survivor_details: int | None = 25,
+    verbose: bool = False,
 ) -> None:
-    """Print the whole terminal report to ``console`` (the engine's ``run`` calls this too)."""
+    """Print the terminal report to ``console`` (``mutagent run`` and ``mutagent report``).
+
+    The default is compact enough for a CI log at 80 columns: score, per-operator table,
+    survivors with diff and hint, and the tests that guard nothing. The full kill matrix and
+    guard map come with ``verbose`` (``--verbose``) and are always in the HTML report.
+    """
+    matrix = verbose if matrix is None else matrix
+    guards = verbose if guards is None else guards
     console.print(render_summary(run_data, console.width))
     if survivors:
         console.print()
@@ -198,3 +227,22 @@ def render_terminal(
     if guards:
         console.print()
         console.print(render_guard_map(guard_map(run_data)))
+    else:
+        useless = render_useless_tests(run_data)
+        if useless is not None:
+            console.print()
+            console.print(useless)
+
+
+def render_useless_tests(run_data: RunData) -> RenderableType | None:
+    """The tests that kill no mutant (the compact report's part of the guard map), or ``None``."""
+    entries = [entry for entry in guard_map(run_data) if entry.guards_nothing]
+    if not entries or not summarize(run_data).total.scored:
+        return None
+    lines: list[RenderableType] = [
+        Text(f"{len(entries)} tests guard nothing (they kill no mutant):", style="bold red")
+    ]
+    for entry in entries:
+        reason = "reaches no mutated code" if not entry.covers else f"covers {entry.covers}, kills none"
+        lines.append(Text.assemble("  ", (entry.test, "bold"), f"  ({reason})"))
+    return Group(*lines)
