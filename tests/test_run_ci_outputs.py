@@ -181,7 +181,7 @@ def test_fail_on_regression_fails_when_a_detected_mutant_survives(
 ) -> None:
     base = json.loads((repo / "run.json").read_text(encoding="utf-8"))
     # the base report: the same run, in which the survivor had been killed
-    for mutant in base["files"][CORE]["mutants"]:
+    for mutant in base["files"][f"{SUBDIR}/{CORE}"]["mutants"]:
         if mutant["replacement"] == SURVIVOR.replace:
             mutant["status"] = "Killed"
             mutant["killedBy"] = ["tests/test_core.py::test_a_429_is_retried"]
