@@ -26,6 +26,7 @@ Exit codes: 0 scored, 1 a package is not fetched or a label is malformed, 2 bad 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import shutil
 import subprocess
@@ -61,11 +62,22 @@ class Label:
     function: str
     operator: str
     reason: str
-    anchor: str = ""
+    anchor: tuple[str, ...] = ()  # any one of these substrings marks the place; () = the whole function
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
+    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
         return (self.package, self.file, self.function, self.operator, self.anchor)
+
+    def strength(self, original: str, lines: str) -> int:
+        """How well a mutant matches: 2 = an anchor is in the mutated code itself, 1 = in its source
+        line(s), 0 = the label has no anchor; -1 = no match."""
+        if not self.anchor:
+            return 0
+        if any(a in original for a in self.anchor):
+            return 2
+        if any(a in lines for a in self.anchor):
+            return 1
+        return -1
 
 
 @dataclass
@@ -93,23 +105,32 @@ class Outcome:
 
 
 def load_labels(path: Path = CORPUS / "sites.toml") -> list[Label]:
-    """Every label of ``sites.toml``; KeyError/TypeError if an entry lacks a key."""
+    """Every label of ``sites.toml``, flattened; KeyError/TypeError if an entry lacks a key."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     labels: list[Label] = []
-    for kind in ("site", "non_site"):
-        for entry in data.get(kind, []):
-            labels.append(
-                Label(
-                    kind=kind,
-                    package=entry["package"],
-                    file=entry["file"],
-                    function=entry["function"],
-                    operator=entry["operator"],
-                    reason=entry["reason"],
-                    anchor=entry.get("anchor", ""),
+    for group in data.get("file", []):
+        for kind, key in (("site", "sites"), ("non_site", "non_sites")):
+            for entry in group.get(key, []):
+                labels.append(
+                    Label(
+                        kind=kind,
+                        package=group["package"],
+                        file=group["path"],
+                        function=entry["function"],
+                        operator=entry["operator"],
+                        reason=entry["reason"],
+                        anchor=_anchors(entry.get("anchor", "")),
+                    )
                 )
-            )
     return labels
+
+
+def _anchors(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise TypeError(f"anchor must be a string or a list of strings, not {value!r}")
 
 
 # --- running mutagent ---------------------------------------------------------------------------
@@ -164,26 +185,74 @@ def has_map(mutagent: str) -> bool:
     return _run([mutagent, "map", "--help"]).returncode == 0
 
 
+# --- label checks ---------------------------------------------------------------------------
+def function_spans(source: str) -> dict[str, tuple[int, int]]:
+    """``__qualname__`` -> (first line, last line) of every def/class of ``source`` (``<module>``: all)."""
+    spans: dict[str, tuple[int, int]] = {"<module>": (1, source.count("\n") + 1)}
+
+    def walk(node: ast.AST, prefix: str, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{'<locals>.' if in_function else ''}{child.name}"
+                start, end = child.lineno, child.end_lineno or child.lineno
+                if name in spans:  # @overload stubs and redefinitions: the union of their spans
+                    start, end = min(start, spans[name][0]), max(end, spans[name][1])
+                spans[name] = (start, end)
+                walk(child, name + ".", not isinstance(child, ast.ClassDef))
+            else:
+                walk(child, prefix, in_function)
+
+    walk(ast.parse(source), "", False)
+    return spans
+
+
+def stale_labels(packages: list[Package], labels: list[Label]) -> list[str]:
+    """Labels whose function is not in the file or whose anchor is not in that function: a typo
+    or a label that no longer points at the pinned code."""
+    problems: list[str] = []
+    by_name = {p.name: p for p in packages}
+    cache: dict[tuple[str, str], tuple[list[str], dict[str, tuple[int, int]]]] = {}
+    for label in labels:
+        package = by_name.get(label.package)
+        if package is None or label.file not in package.files:
+            problems.append(f"{label.package} {label.file}: not a corpus file")
+            continue
+        if (label.package, label.file) not in cache:
+            source = (package.source_dir / label.file).read_text(encoding="utf-8")
+            cache[(label.package, label.file)] = (source.splitlines(), function_spans(source))
+        lines, spans = cache[(label.package, label.file)]
+        span = spans.get(label.function)
+        if span is None:
+            problems.append(f"{label.file}: no function {label.function}")
+            continue
+        body = "\n".join(lines[span[0] - 1 : span[1]])
+        if label.anchor and not any(anchor in body for anchor in label.anchor):
+            problems.append(f"{label.file} {label.function}: no anchor of {label.anchor} in it")
+    return problems
+
+
 # --- matching -----------------------------------------------------------------------------------
 def _source_lines(package: Package, file: str) -> list[str]:
     return (package.source_dir / file).read_text(encoding="utf-8").splitlines()
 
 
-def _mutant_text(lines: list[str], mutant: dict[str, Any]) -> str:
+def _mutant_lines(lines: list[str], mutant: dict[str, Any]) -> str:
     first, last = mutant["line"], mutant.get("end_line") or mutant["line"]
-    return "\n".join(lines[first - 1 : last]) + "\n" + (mutant.get("original") or "")
+    return "\n".join(lines[first - 1 : last])
 
 
-def judge(mutant: dict[str, Any], candidates: list[Label], text: str) -> Label | None | str:
-    """The label ``mutant`` matches: an anchored label beats an unanchored one; "ambiguous" when a
-    site and a non-site match at the same precision."""
-    matching = [c for c in candidates if c.operator == mutant["operator"] and (c.anchor in text)]
-    if not matching:
+def judge(mutant: dict[str, Any], candidates: list[Label], lines: str) -> Label | None | str:
+    """The label ``mutant`` matches. The strongest match wins (an anchor found in the mutated code
+    beats one found elsewhere on its line, which beats a label without anchor); "ambiguous" when a
+    site and a non-site match equally well."""
+    original = mutant.get("original") or ""
+    scored = [(c.strength(original, lines), c) for c in candidates if c.operator == mutant["operator"]]
+    scored = [(score, c) for score, c in scored if score >= 0]
+    if not scored:
         return None
-    anchored = [c for c in matching if c.anchor]
-    best = anchored or matching
-    kinds = {c.kind for c in best}
-    if len(kinds) > 1:
+    best_score = max(score for score, _ in scored)
+    best = [c for score, c in scored if score == best_score]
+    if len({c.kind for c in best}) > 1:
         return "ambiguous"
     return best[0]
 
@@ -286,7 +355,7 @@ def score(mutagent: str, packages: list[Package], labels: list[Label], with_map:
                 emitted[operator] += 1
                 function = mutant["scope"] or "<module>"
                 candidates = [c for c in candidates_of_file if c.function == function]
-                verdict = judge(mutant, candidates, _mutant_text(lines, mutant))
+                verdict = judge(mutant, candidates, _mutant_lines(lines, mutant))
                 row = _mutant_row(package, mutant)
                 if isinstance(verdict, Label) and verdict.kind == "site":
                     true[operator] += 1
@@ -304,7 +373,8 @@ def score(mutagent: str, packages: list[Package], labels: list[Label], with_map:
             crashed = {(label.package, label.file, label.operator), (label.package, label.file, "*")}
             outcome.missed.append(
                 {
-                    **{k: v for k, v in asdict(label).items() if k != "kind"},
+                    **{k: v for k, v in asdict(label).items() if k not in ("kind", "anchor")},
+                    "anchor": " | ".join(label.anchor),
                     "crashed": bool(crashed & crashed_ops),
                 }
             )
@@ -417,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, TypeError, tomllib.TOMLDecodeError) as error:
         console.print(f"error: sites.toml: {error}")
         return 1
+    for problem in stale_labels(packages, labels):
+        console.print(f"[yellow]label:[/] {problem}")
     mutagent = str(Path(args.mutagent).resolve()) if Path(args.mutagent).exists() else args.mutagent
     with_map = not args.no_map and has_map(mutagent)
     started = time.perf_counter()
