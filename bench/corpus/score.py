@@ -63,14 +63,19 @@ class Label:
     operator: str
     reason: str
     anchor: tuple[str, ...] = ()  # any one of these substrings marks the place; () = the whole function
+    mutant: str = ""  # "ORIGINAL -> REPLACEMENT": only the mutant with exactly this rewrite
 
     @property
-    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
-        return (self.package, self.file, self.function, self.operator, self.anchor)
+    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:  # identity of the label
+        return (self.package, self.file, self.function, self.operator, self.anchor + (self.mutant,))
 
-    def strength(self, original: str, lines: str) -> int:
-        """How well a mutant matches: 2 = an anchor is in the mutated code itself, 1 = in its source
-        line(s), 0 = the label has no anchor; -1 = no match."""
+    def strength(self, original: str, replacement: str, lines: str) -> int:
+        """How well a mutant matches: 3 = its exact rewrite is labelled, 2 = an anchor is in the
+        mutated code itself, 1 = in its source line(s), 0 = the label has no anchor; -1 = no match."""
+        if self.mutant:
+            wanted_original, _, wanted_replacement = self.mutant.partition(" -> ")
+            exact = (original.strip(), replacement.strip()) == (wanted_original, wanted_replacement)
+            return 3 if exact else -1
         if not self.anchor:
             return 0
         if any(a in original for a in self.anchor):
@@ -120,6 +125,7 @@ def load_labels(path: Path = CORPUS / "sites.toml") -> list[Label]:
                         operator=entry["operator"],
                         reason=entry["reason"],
                         anchor=_anchors(entry.get("anchor", "")),
+                        mutant=entry.get("mutant", ""),
                     )
                 )
     return labels
@@ -228,6 +234,8 @@ def stale_labels(packages: list[Package], labels: list[Label]) -> list[str]:
         body = "\n".join(lines[span[0] - 1 : span[1]])
         if label.anchor and not any(anchor in body for anchor in label.anchor):
             problems.append(f"{label.file} {label.function}: no anchor of {label.anchor} in it")
+        if label.mutant and label.mutant.partition(" -> ")[0] not in body:
+            problems.append(f"{label.file} {label.function}: the code of {label.mutant!r} is not in it")
     return problems
 
 
@@ -245,8 +253,10 @@ def judge(mutant: dict[str, Any], candidates: list[Label], lines: str) -> Label 
     """The label ``mutant`` matches. The strongest match wins (an anchor found in the mutated code
     beats one found elsewhere on its line, which beats a label without anchor); "ambiguous" when a
     site and a non-site match equally well."""
-    original = mutant.get("original") or ""
-    scored = [(c.strength(original, lines), c) for c in candidates if c.operator == mutant["operator"]]
+    original, replacement = mutant.get("original") or "", mutant.get("replacement") or ""
+    scored = [
+        (c.strength(original, replacement, lines), c) for c in candidates if c.operator == mutant["operator"]
+    ]
     scored = [(score, c) for score, c in scored if score >= 0]
     if not scored:
         return None
