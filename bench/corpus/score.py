@@ -312,8 +312,9 @@ def package_top(package: Package) -> str:
     return str(Path(*parts[:2])) if parts[0] == "src" else parts[0]
 
 
-def measure_speed(mutagent: str, packages: list[Package]) -> dict[str, Any]:
-    """Seconds per 1,000 lines of agent-operator generation on the largest corpus package."""
+def measure_speed(mutagent: str, packages: list[Package], only: str | None = None) -> dict[str, Any]:
+    """Seconds per 1,000 lines of agent-operator generation on the largest corpus package (or on
+    the package named ``only``)."""
     python = Path(mutagent).with_name("python")
     if not python.exists():
         return {"error": f"no python beside {mutagent}"}
@@ -322,7 +323,10 @@ def measure_speed(mutagent: str, packages: list[Package]) -> dict[str, Any]:
         top = package.source_dir / package_top(package)
         return sum(p.read_bytes().count(b"\n") for p in top.rglob("*.py"))
 
-    largest = max(packages, key=size)
+    candidates = [p for p in packages if only is None or p.name == only]
+    if not candidates:
+        return {"error": f"no corpus package {only}"}
+    largest = max(candidates, key=size)
     top = package_top(largest)
     result = _run([str(python), "-c", _SPEED_SNIPPET, str(largest.source_dir), top], timeout=3600)
     if result.returncode != 0:
@@ -428,6 +432,19 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
+def markdown_table(outcome: Outcome) -> str:
+    """The per-operator table as Markdown (for bench/RESULTS.md and the corpus README)."""
+    columns = ("operator", "expected", "found", "recall", "emitted", "ignored", "true", "false")
+    columns += ("unjudged", "precision")
+    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for name, f in [*outcome.per_operator.items(), ("**overall**", outcome.overall)]:
+        label = name if f.get("in_tool", True) else f"{name} (not in this mutagent)"
+        cells = [label, f["expected"], f["found"], _pct(f["recall"]), f["emitted"], f["ignored"]]
+        cells += [f["true"], f["false"], f["unjudged"], _pct(f["precision"])]
+        rows.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
 def print_outcome(outcome: Outcome) -> None:
     table = Table(title=f"corpus score of {outcome.mutagent}", title_justify="left")
     for column in ("operator", "expected", "found", "recall", "emitted", "ignored", "true", "false"):
@@ -474,6 +491,8 @@ def print_outcome(outcome: Outcome) -> None:
             f"{speed['seconds_per_1000_lines']:.3f} s per 1,000 lines, {speed['mutants']} mutants, "
             f"{len(speed['failed_files'])} file(s) crashed"
         )
+        for failed in speed["failed_files"]:
+            console.print(f"  [red]generation crashed[/] on {failed}")
     elif speed:
         console.print(f"generation speed: not measured ({speed.get('error')})")
 
@@ -484,7 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     default = str(beside) if beside.exists() else shutil.which("mutagent") or "mutagent"
     parser.add_argument("--mutagent", default=default, help="mutagent executable to measure")
     parser.add_argument("--out", type=Path, default=CORPUS / "results.json", help="JSON result file")
+    parser.add_argument("--markdown", type=Path, help="also write the per-operator table as Markdown")
     parser.add_argument("--no-speed", action="store_true", help="skip the generation-speed measurement")
+    parser.add_argument("--speed-package", metavar="NAME", help="time generation on this package instead")
     parser.add_argument("--no-map", action="store_true", help="skip `mutagent map` even when it exists")
     args = parser.parse_args(argv)
     packages = load_packages()
@@ -504,9 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     outcome = score(mutagent, packages, labels, with_map)
     if not args.no_speed:
-        outcome.speed = measure_speed(mutagent, packages)
+        outcome.speed = measure_speed(mutagent, packages, args.speed_package)
     print_outcome(outcome)
     args.out.write_text(json.dumps(asdict(outcome), indent=1) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown_table(outcome), encoding="utf-8")
     console.print(f"written {args.out} in {time.perf_counter() - started:.0f} s")
     return 0
 
