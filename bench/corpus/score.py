@@ -2,7 +2,8 @@
 
 For every labelled file of every fetched sdist (see ``fetch.py``) this runs ``mutagent list
 --json`` (and ``mutagent map --json`` when that command exists), matches each emitted mutant to
-the labels by (package, file, function, operator[, anchor]) and prints, per operator:
+the labels by (package, file, function, operator[, anchor or exact rewrite]) and prints, per
+operator:
 
 * expected: labelled agent sites; found: those with at least one (non-ignored) mutant; recall;
 * emitted: mutants the operator produced on the labelled files (Ignored ones are counted apart);
@@ -19,7 +20,10 @@ sites in that file count as not found).
 worktree's operators. Generation speed (seconds per 1,000 lines) is measured in-process on the
 largest corpus package with the Python interpreter that sits beside that executable.
 
-Usage: ``python bench/corpus/score.py [--mutagent PATH] [--out FILE] [--no-speed]``.
+The map output is recorded in the result file (per file, or the one-line error); it is not scored.
+
+Usage: ``python bench/corpus/score.py [--mutagent PATH] [--out FILE] [--markdown FILE]
+[--no-speed | --speed-package NAME] [--no-map]``.
 Exit codes: 0 scored, 1 a package is not fetched or a label is malformed, 2 bad usage.
 """
 
