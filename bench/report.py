@@ -83,11 +83,23 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
     return "\n".join(out) + "\n"
 
 
+CORPUS_HEADING = "## Real-code corpus"
+
+
+def _corpus_section(path: Path) -> str:
+    """The corpus section of the previous ``path``: written from ``bench/corpus/score.py``, not by
+    ``run.py``, so a re-run keeps it instead of dropping it."""
+    previous = path.read_text(encoding="utf-8") if path.exists() else ""
+    start = previous.find(f"\n{CORPUS_HEADING}")
+    return previous[start:] if start >= 0 else ""
+
+
 def write_results(
     path: Path, sections: list[Section], machine: dict[str, str], args: argparse.Namespace, elapsed: float
 ) -> None:
     """``path`` (Markdown) and its JSON twin (``--only`` merges into it later)."""
-    path.write_text(render(sections, machine, args, elapsed), encoding="utf-8")
+    kept = _corpus_section(path)
+    path.write_text(render(sections, machine, args, elapsed) + kept, encoding="utf-8")
     twin = path.with_suffix(".json")
     twin.write_text(
         json.dumps([s.to_json() for s in sections], indent=1, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -1,0 +1,154 @@
+"""Download and unpack the corpus: pinned sdists of public agent code that was not written here.
+
+Why sdists and ``pip download``: the operators must be judged on code as its authors publish it,
+pinned to one version so the hand labels in ``sites.toml`` keep pointing at the same lines. Each
+sdist is fetched with pip's own client (``--no-deps --no-binary :all:``), checked against the
+sha256 recorded in ``packages.toml``, and unpacked under ``bench/corpus/.cache/src/`` (gitignored:
+downloaded code is never committed). Already unpacked packages are skipped, so a second run is
+offline.
+
+Usage: ``python bench/corpus/fetch.py [--only NAME ...]``.
+Exit codes: 0 every package present, 1 a download, checksum or listed file failed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+CORPUS = Path(__file__).resolve().parent
+CACHE = CORPUS / ".cache"
+SDISTS = CACHE / "sdists"
+SOURCES = CACHE / "src"
+
+console = Console(stderr=True, highlight=False)
+
+
+@dataclass(frozen=True)
+class Package:
+    """One pinned sdist and the files of it that the labels cover."""
+
+    name: str
+    version: str
+    sha256: str
+    root: str
+    files: tuple[str, ...]
+
+    @property
+    def source_dir(self) -> Path:
+        """Where the unpacked sdist lives: the target directory mutagent is pointed at."""
+        return SOURCES / self.root
+
+
+def load_packages(path: Path = CORPUS / "packages.toml") -> list[Package]:
+    """Read the corpus manifest."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [
+        Package(
+            name=entry["name"],
+            version=entry["version"],
+            sha256=entry["sha256"],
+            root=entry["root"],
+            files=tuple(entry["files"]),
+        )
+        for entry in data["package"]
+    ]
+
+
+def _sdist_of(package: Package) -> Path | None:
+    """The downloaded archive of ``package``, if any (pip normalises the file name)."""
+    stem = package.root  # e.g. openai_agents-0.24.0, the sdist's own top directory name
+    for candidate in sorted(SDISTS.glob("*.tar.gz")):
+        if candidate.name == f"{stem}.tar.gz":
+            return candidate
+    return None
+
+
+def _download(package: Package) -> Path:
+    SDISTS.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-q",
+        f"{package.name}=={package.version}",
+        "-d",
+        str(SDISTS),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    archive = _sdist_of(package)
+    if result.returncode != 0 or archive is None:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no sdist found"]
+        raise RuntimeError(f"pip download {package.name}=={package.version} failed: {tail[0]}")
+    return archive
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _unpack(archive: Path) -> None:
+    SOURCES.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(SOURCES, filter="data")
+
+
+def fetch(package: Package) -> None:
+    """Make ``package`` present and unpacked; raise RuntimeError with a one-line reason if not."""
+    if not package.source_dir.is_dir():
+        archive = _sdist_of(package) or _download(package)
+        actual = _sha256(archive)
+        if actual != package.sha256:
+            raise RuntimeError(f"{archive.name}: sha256 {actual} is not the pinned {package.sha256}")
+        _unpack(archive)
+    missing = [f for f in package.files if not (package.source_dir / f).is_file()]
+    if missing:
+        raise RuntimeError(f"{package.name}: listed file(s) not in the sdist: {', '.join(missing)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Download and unpack the pinned corpus sdists.")
+    parser.add_argument("--only", action="append", metavar="NAME", help="fetch only this package")
+    args = parser.parse_args(argv)
+    packages = load_packages()
+    if args.only:
+        unknown = sorted(set(args.only) - {p.name for p in packages})
+        if unknown:
+            console.print(f"error: unknown package(s): {', '.join(unknown)}")
+            return 2
+        packages = [p for p in packages if p.name in args.only]
+    failed = 0
+    for package in packages:
+        try:
+            fetch(package)
+        except (RuntimeError, OSError, tarfile.TarError) as error:
+            failed += 1
+            console.print(f"[red]✗[/] {package.name} {package.version}: {error}")
+        else:
+            console.print(f"[green]✓[/] {package.name} {package.version}: {len(package.files)} file(s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
