@@ -633,12 +633,71 @@ def stop_marker(value: str | None) -> bool:
     return text in STOP_MARKERS
 
 
-def _marker_in(node: cst.CSTNode) -> bool:
+def _marker_in(node: cst.CSTNode, ctx: SourceContext | None = None) -> bool:
+    """A stop marker literal, a tuple of them, or (with ``ctx``) a constant standing for the end
+    of the stream: ``DONE = "[DONE]"``, ``SENTINEL = object()`` (see :func:`end_constant`)."""
     if stop_marker(string_value(node)):
         return True
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(stop_marker(string_value(element.value)) for element in node.elements)
-    return False
+        return any(_marker_in(element.value, ctx) for element in node.elements)
+    return ctx is not None and end_constant(ctx, node)
+
+
+#: Words of a sentinel's name that say "the stream is over": ``SENTINEL``, ``_END``, ``EOF``,
+#: ``STREAM_DONE``. ``_MISSING``/``NOT_GIVEN``/``_UNSET`` are sentinels too, for absent values.
+_END_SENTINEL_WORDS = frozenset(
+    "sentinel end eof done stop stopped finished complete completed terminator terminate final last".split()
+)
+_ABSENT_SENTINEL_WORDS = frozenset(
+    "missing unset notset not given default empty none absent undefined".split()
+)
+
+
+def _constants(ctx: SourceContext) -> dict[str, list[cst.BaseExpression]]:
+    """Names bound at module or class level (``DONE = "[DONE]"``, ``_SENTINEL = object()``), with
+    every value bound to them there."""
+
+    def compute() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for assign in ctx.nodes(cst.Assign) + ctx.nodes(cst.AnnAssign):
+            if assign.value is None or ctx.enclosing_function(assign) is not None:
+                continue
+            targets = (
+                [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+            )
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    found.setdefault(target.value, []).append(assign.value)
+        return found
+
+    return _cached(ctx, "constants", compute)
+
+
+def end_constant(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` reads a constant that marks the end of a stream: a module/class constant bound
+    once to a stop marker (``DONE = "[DONE]"``), or to a fresh ``object()`` whose name says the
+    stream is over (``SENTINEL``, ``_END``, ``EOF``; not ``_MISSING``/``NOT_GIVEN``)."""
+    name = (
+        node.value
+        if isinstance(node, cst.Name)
+        else node.attr.value
+        if isinstance(node, cst.Attribute)
+        else None
+    )
+    if name is None:
+        return False
+    values = _constants(ctx).get(name, [])
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if stop_marker(string_value(value)):
+        return True
+    named = tokens(name)
+    return (
+        m.matches(value, m.Call(func=m.Name("object"), args=[]))
+        and bool(named & _END_SENTINEL_WORDS)
+        and not named & _ABSENT_SENTINEL_WORDS
+    )
 
 
 def _stop_class(ctx: SourceContext, node: cst.CSTNode) -> bool:
@@ -659,7 +718,7 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
     parts = single_comparison(test)
     if parts is not None:
         left, op, right = parts
-        if not (_marker_in(left) or _marker_in(right)):
+        if not (_marker_in(left, ctx) or _marker_in(right, ctx)):
             return None
         if isinstance(op, (cst.Equal, cst.Is, cst.In)):
             return True
@@ -672,7 +731,7 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
         return stop_test(ctx, test.args[0].value.elt)  # any(e["type"] == "message_stop" for e in events)
     if isinstance(test, cst.Call):
         method = leaf_name(test.func) if isinstance(test.func, cst.Attribute) else None
-        if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value):
+        if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value, ctx):
             return True
         if (
             m.matches(test.func, m.Name("isinstance"))
@@ -753,7 +812,24 @@ def is_stop_flag(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     """Whether ``expr`` reads a variable recorded by :func:`stop_flags` (same function/class)."""
     if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
         return False
-    return any(same_place(ctx, flag, expr) for flag in stop_flags(ctx))
+    if any(same_place(ctx, flag, expr) for flag in stop_flags(ctx)):
+        return True
+    # An accumulator's flag read by its owner: ``if not acc.complete`` for the ``self.complete =
+    # True`` its class sets on the end-of-turn event.
+    return (
+        isinstance(expr, cst.Attribute)
+        and root_name(expr) not in ("self", "cls")
+        and expr.attr.value in _cached(ctx, "object-stop-flags", lambda: _object_stop_flags(ctx))  # type: ignore[operator]
+    )
+
+
+def _object_stop_flags(ctx: SourceContext) -> frozenset[str]:
+    """Attribute names of stop flags an object keeps on itself (``self.complete``)."""
+    return frozenset(
+        flag.attr.value
+        for flag in stop_flags(ctx)
+        if isinstance(flag, cst.Attribute) and root_name(flag) in ("self", "cls")
+    )
 
 
 #: Values a stop/finish reason takes across providers (Anthropic, OpenAI, Gemini, Ollama...).
