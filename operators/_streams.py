@@ -988,7 +988,50 @@ def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
     func = ctx.enclosing_function(node)
     if func is not None and _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func)):
         return True
+    if func is not None and any(
+        _cached(ctx, f"streams:{id(twin)}", lambda twin=twin: _streams_in(ctx, twin))
+        for twin in async_twins(ctx, func)
+    ):
+        return True
     return _cached(ctx, "model-file", lambda: _model_file(ctx))
+
+
+def _sync_spelling(name: str) -> str:
+    """``AsyncStream`` -> ``Stream``, ``async_iter_events``/``iter_events_async`` -> ``iter_events``."""
+    for prefix in ("Async", "async_", "_async_"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :] if prefix != "_async_" else "_" + name[len(prefix) :]
+    for suffix in ("_async", "Async"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def async_twins(ctx: SourceContext, func: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """The ``async def`` counterparts of a plain ``def`` in the same file: SDKs write every stream
+    twice (``Stream.__stream__`` and ``AsyncStream.__stream__``, ``iter_lines`` and
+    ``aiter_lines``), and what the async one shows (an ``async for`` over the response) holds
+    for the sync one, which reads through a plain ``for``."""
+    if func.asynchronous is not None:
+        return []
+
+    def compute() -> dict[tuple[str, ...], list[cst.FunctionDef]]:
+        index: dict[tuple[str, ...], list[cst.FunctionDef]] = {}
+        for other in ctx.nodes(cst.FunctionDef):
+            if other.asynchronous is None:
+                continue
+            scope = ctx.scope_of(other.name)
+            *owners, own = scope or (other.name.value,)
+            keys = {own, _sync_spelling(own)}
+            if own.startswith("a") and len(own) > 1:
+                keys.add(own[1:])  # aiter_lines / iter_lines, aclose / close
+            for key in keys:
+                index.setdefault((*map(_sync_spelling, owners), key), []).append(other)
+        return index
+
+    index = _cached(ctx, "async-twins", compute)
+    scope = ctx.scope_of(func.name)
+    return [twin for twin in index.get(tuple(map(_sync_spelling, scope)), []) if twin is not func]  # type: ignore[union-attr]
 
 
 def _streams_in(ctx: SourceContext, func: cst.FunctionDef) -> bool:

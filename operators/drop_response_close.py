@@ -132,6 +132,64 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "class Stream:\n"
+                "    def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            for sse in self._decoder.iter_bytes(response.iter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            response.close()\n"
+                "\n"
+                "class AsyncStream:\n"
+                "    async def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            async for sse in self._decoder.aiter_bytes(response.aiter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            await response.aclose()\n"
+            ),
+            after=(
+                "class Stream:\n"
+                "    def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            for sse in self._decoder.iter_bytes(response.iter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            pass\n"
+                "\n"
+                "class AsyncStream:\n"
+                "    async def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            async for sse in self._decoder.aiter_bytes(response.aiter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            await response.aclose()\n"
+            ),
+            note="the sync twin of an SDK stream: its async twin shows it reads a model stream",
+        ),
+        Example(
+            before=(
+                "class Downloader:\n"
+                "    def fetch(self, url):\n"
+                "        response = self.http.get(url)\n"
+                "        try:\n"
+                "            return response.content\n"
+                "        finally:\n"
+                "            response.close()\n"
+                "\n"
+                "class AsyncReader:\n"
+                "    async def fetch(self, url):\n"
+                "        async for chunk in self.http.stream(url):\n"
+                "            yield chunk\n"
+            ),
+            note="an async method of the same name in another class is no twin of this one",
+        ),
+        Example(
+            before=(
                 "def save(path, lines, lock):\n"
                 "    with open(path, 'w') as out, lock:\n"
                 "        out.writelines(lines)\n"
