@@ -381,7 +381,27 @@ _CONTENT_KEYS = ("content", "output", "result")
 _DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id": "responses"}
 
 
-def _classify(fields: Fields) -> ToolResult | None:
+#: Other names a result object gives what the tool produced: ``StepResult(call_id=...,
+#: observation=...)``, ``{"tool_call_id": ..., "text": ...}``.
+_PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value", "outputs", "results")
+
+
+def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str | None:
+    """The field whose value is what a tool invocation returned (``observation=tools[name].run(args)``,
+    or a local bound to it), whatever the field is called."""
+    for key, values in fields.values.items():
+        if key == id_key:
+            continue
+        for value in values:
+            candidates = local_values(ctx, value) if isinstance(value, cst.Name) else [value]
+            for candidate in candidates:
+                inner = candidate.expression if isinstance(candidate, cst.Await) else candidate
+                if isinstance(inner, cst.Call) and is_tool_invocation(ctx, inner):
+                    return key
+    return None
+
+
+def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
     keys = fields.values.keys()
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
     if kind == "tool_result":
@@ -397,6 +417,10 @@ def _classify(fields: Fields) -> ToolResult | None:
         # API's ``{"tool_call_id": ..., "output": ...}``, autogen's ``FunctionExecutionResult``)
         id_key = next((k for k in _ID_KEYS if k in keys), None)
         content_key = next((k for k in _CONTENT_KEYS if k in keys), None)
+        if id_key and content_key is None:
+            content_key = next((k for k in _PAYLOAD_KEYS if k in keys), None)
+        if id_key and content_key is None and ctx is not None:
+            content_key = _payload_from_tool(ctx, fields, id_key)
         if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
             return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
@@ -411,7 +435,7 @@ def tool_results(ctx: SourceContext) -> list[ToolResult]:
         found = []
         for node in [*ctx.findall(m.Dict()), *ctx.findall(m.Call())]:
             fields = fields_of(ctx, node)
-            result = _classify(fields) if fields else None
+            result = _classify(fields, ctx) if fields else None
             if result is not None and not in_test(ctx, node):
                 found.append(result)
         return found

@@ -123,6 +123,27 @@ class MismatchToolCallId(Operator):
         ),
         Example(
             before=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation)\n"
+            ),
+            after=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                '    return StepResult(call_id=call.id + "x", observation=observation)\n'
+            ),
+            note="a result object (StepResult) pairing the call id with the tool's observation",
+        ),
+        Example(
+            before=(
+                "def plan(message):\n"
+                "    return [ToolCall(call_id=c.id, name=c.function.name, arguments=c.function.arguments)\n"
+                "            for c in message.tool_calls]\n"
+            ),
+            note="a call object carries an id and arguments, but nothing a tool produced",
+        ),
+        Example(
+            before=(
                 "def echo(message, block):\n"
                 '    message.append({"type": "tool_use", "id": block.id, "name": block.name, "input": '
                 "block.input})\n"

@@ -236,6 +236,27 @@ class TruncateToolResults(Operator):
         ),
         Example(
             before=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation)\n"
+            ),
+            after=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation[:10])\n"
+            ),
+            note="a result object whose payload field is named for what the tool returned (observation)",
+        ),
+        Example(
+            before=(
+                "def plan(message):\n"
+                "    return [ToolCall(call_id=c.id, name=c.function.name, arguments=c.function.arguments)\n"
+                "            for c in message.tool_calls]\n"
+            ),
+            note="a call object carries an id and arguments, but nothing a tool produced",
+        ),
+        Example(
+            before=(
                 "def turn(history, prompt, reply):\n"
                 '    history.append({"role": "user", "content": prompt})\n'
                 '    history.append({"role": "assistant", "content": reply.text, "tool_calls": '
@@ -260,5 +281,5 @@ class TruncateToolResults(Operator):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:
                 for target in _text_targets(ctx, content, may_be_text):
-                    description = f"{result.label} content cut to its first 10 characters"
+                    description = f"{result.label} {result.content_key} cut to its first 10 characters"
                     yield Mutation(target, first_chars(target), description)
