@@ -27,10 +27,19 @@ Recognised (by meaning, not by one spelling):
   (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them),
   but not a type *dispatch* (``if isinstance(x, list): ... elif isinstance(x, dict): ...``).
 
-What is validated must be the tool's arguments (``args``, ``arguments``, ``call.input``,
-``tc.function.arguments``, ``tool_input``, ``kwargs``; ``params`` only in tool-handling code) or a
-value read from them -- not the result of a call that was given them, a function signature's
-``parameters``, a config or an API response. Hand-written guards must refuse unmistakably
+* schema rules that collect problems instead of refusing at once, in a method of the tool's
+  contract (``if key not in payload: found.append("missing ...")``): each rule gets its own
+  mutant that keeps it from recording its problem (the collection must be returned, or named for
+  problems, and hold complaints).
+
+What is validated must be the tool's arguments (``arguments``, ``args`` unless it is the
+function's own ``*args``, ``call.input``, ``tc.function.arguments``, ``tool_input``; ``kwargs``,
+``input`` and ``params`` only when qualified by the call or in tool-handling code), a parameter
+of a function of the file that callers hand the arguments to (``contract.problems(call.arguments)``
+makes ``payload`` in ``def problems(self, payload)`` the arguments), or a value read from them --
+not the result of a call that was given them, a function signature's ``parameters``, a config, a
+request's settings (``validate_output_config_conflict``, ``validate_session_conversation_settings``,
+guardrail configuration, input content types) or an API response. Hand-written guards must refuse unmistakably
 (raise, or answer with an error message).
 """
 
@@ -45,11 +54,14 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
     PYDANTIC_VALIDATORS,
+    REFUSAL_WORDS,
     agent_code,
     bypass,
     final_name,
+    force,
     from_arguments,
     guard_leaves,
+    guard_of,
     guard_operands,
     is_argument_name,
     is_literal,
@@ -125,6 +137,89 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
         if from_arguments(ctx, subject) and not _dispatches_on_type(ctx, inner, ctx.code(subject)):
             return "hand-written", None
     return None
+
+
+_RECORDING_METHODS = frozenset("append add extend insert update".split())
+
+
+def _recorded_into(ctx: SourceContext, branch: cst.BaseSuite) -> str | None:
+    """The collection a rule's branch only records a problem into (``found.append(f"missing
+    {key}")``, ``errors[key] = "wrong type"``), or None when the branch does anything else."""
+    collections = set()
+    for statement in _small_statements(branch):
+        if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+            func = statement.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _RECORDING_METHODS:
+                if isinstance(func.value, (cst.Name, cst.Attribute)):
+                    collections.add(ctx.code(func.value))
+                    continue
+        elif isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, (cst.Name, cst.Attribute)):
+                collections.add(ctx.code(target.value))
+                continue
+        return None
+    return collections.pop() if len(collections) == 1 else None
+
+
+def _small_statements(branch: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(branch, cst.SimpleStatementSuite):
+        return list(branch.body)
+    found: list[cst.CSTNode] = []
+    for line in branch.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return [line]  # a nested block: not a plain recording branch
+        found.extend(line.body)
+    return found
+
+
+def _silenced_rule(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.Name, str] | None:
+    """A schema rule that collects problems instead of refusing at once (``if key not in payload:
+    found.append(...)`` in a contract's ``problems(self, payload)``): the literal that keeps the
+    rule from recording its problem, and the collection. The collection must be what the
+    function returns or be named for problems, so the problems reach the caller's refusal."""
+    found = guard_of(ctx, operand)
+    if found is None or not isinstance(found[0], cst.If):
+        return None
+    guard, sense = found
+    collection = _recorded_into(ctx, guard.body)
+    if collection is None:
+        return None
+    func = ctx.enclosing_function(guard)
+    returned = {
+        ctx.code(node.value)
+        for node in (walk(func.body) if func is not None else ())
+        if isinstance(node, cst.Return) and node.value is not None
+    }
+    if not words(collection) & _PROBLEM_WORDS and not (
+        collection in returned and _records_messages(ctx, guard.body)
+    ):
+        return None
+    return force(sense, test_value=False), collection
+
+
+#: What a problem message says: "missing", "unexpected", "should be", "expected an integer".
+_COMPLAINT_WORDS = frozenset("should expected expects expect must not only".split())
+
+
+def _records_messages(ctx: SourceContext, branch: cst.BaseSuite) -> bool:
+    """Every value the branch records is a message complaining about the arguments."""
+    for node in walk(branch):
+        if isinstance(node, cst.Call) and final_name(node) in _RECORDING_METHODS:
+            values = [arg.value for arg in node.args]
+        elif isinstance(node, cst.Assign):
+            values = [node.value]
+        else:
+            continue
+        for value in values:
+            text = " ".join(
+                str(n.evaluated_value) if isinstance(n, cst.SimpleString) else n.value
+                for n in walk(value)
+                if isinstance(n, (cst.SimpleString, cst.FormattedStringText))
+            )
+            if not words(text) & (_COMPLAINT_WORDS | REFUSAL_WORDS):
+                return False
+    return True
 
 
 def _names_schema_keys(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
@@ -430,6 +525,159 @@ class SkipArgumentValidation(Operator):
         ),
         Example(
             before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if False:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="a schema rule in a method of the tool's contract, fed the call's arguments: required field",
+        ),
+        Example(
+            before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if False:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="the same contract: the unexpected-field rule",
+        ),
+        Example(
+            before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not True:\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="the same contract: the type rule",
+        ),
+        Example(
+            before=(
+                "def create(self, params, session, input, **kwargs):\n"
+                "    validate_output_config_conflict(params.get('output_config'), params.get('format'))\n"
+                "    validate_session_conversation_settings(session, kwargs.get('conversation_id'))\n"
+                "    self._validate_input_content_types(input)\n"
+                "    headers = kwargs.pop('extra_headers', None)\n"
+                "    if headers is not None and not isinstance(headers, dict):\n"
+                "        raise TypeError('extra_headers must be a mapping')\n"
+                "    return self._client.post('/v1/messages', json=params, headers=headers)\n"
+            ),
+            note="request-configuration validators (output config, session settings, input content "
+            "types, request kwargs) check the request, not a tool call's arguments",
+        ),
+        Example(
+            before=(
+                "def build(arguments):\n"
+                "    result = {}\n"
+                "    if 'model' in arguments:\n"
+                "        result['modelId'] = arguments['model']\n"
+                "    return result\n"
+            ),
+            note="a branch that copies a field into what it returns records no problem",
+        ),
+        Example(
+            before=(
                 "import os\n\n"
                 "def settings(config):\n"
                 '    missing = [k for k in ("API_KEY", "MODEL") if k not in os.environ]\n'
@@ -461,6 +709,16 @@ class SkipArgumentValidation(Operator):
             if check is None:
                 continue
             kind, passing = check
+            silenced = _silenced_rule(ctx, operand) if kind == "hand-written" else None
+            if silenced is not None:
+                replacement, collection = silenced
+                yield Mutation(
+                    operand,
+                    replacement,
+                    f"argument rule `{ctx.code(operand)}` never adds its problem to `{collection}`: "
+                    "arguments breaking it pass",
+                )
+                continue
             if kind == "validator":  # ``if problem: return problem`` refuses by handing the problem back
                 skipped = bypass(ctx, operand, vocabulary=node_words(ctx, operand))
             else:
