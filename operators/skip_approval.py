@@ -29,10 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
+    branches,
     bypass,
     final_name,
     guard_leaves,
@@ -42,8 +44,10 @@ from operators._tools import (
     leaf_name,
     node_words,
     ordered_words,
+    refusal_level,
     string_value,
     walk,
+    words,
 )
 
 _APPROVAL = frozenset(
@@ -169,6 +173,51 @@ def _candidates(
     return requirements if node_words(ctx, guard) & _APPROVAL else []
 
 
+#: A branch that lets a call through: ``approved_runs.append(run)``, ``allowed.add(call)``.
+_LETS_THROUGH = frozenset("approved allowed accepted granted permitted runnable ready approve allow".split())
+_RECORDING = frozenset("append add extend insert".split())
+#: Where an undecided call goes: a pending list, an interruption.
+_PENDING_PATH = frozenset("pending interruption interruptions interrupt interrupted".split())
+
+
+def _not_a_bypass(ctx: SourceContext, guard: cst.CSTNode) -> bool:
+    """Whether keeping the guard's refusing side from running would not let a call run unapproved.
+
+    That side may itself let the call through (``if approval_status is True: approved.append(run);
+    continue``, ``return True`` in an ``is_tool_approved()``): skipping it makes the gate stricter.
+    Or a call it no longer stops falls through to the pending-approval path (``if approval_status
+    is False: reject(...); continue`` followed by ``pending.append(call)``): the decided call goes
+    back to pending, it does not run. Either mutant would be labelled "never refuses" falsely, so
+    the operator declines it."""
+    if not isinstance(guard, cst.If):
+        return False
+    when_true, when_false = branches(ctx, guard)
+    refusing = (
+        when_true
+        if refusal_level(ctx, when_true, _PENDING) >= refusal_level(ctx, when_false, _PENDING)
+        else when_false
+    )
+    func = ctx.enclosing_function(guard)
+    answers_approval = func is not None and bool(words(func.name.value) & (_APPROVAL | _LETS_THROUGH))
+    for node in (n for part in refusing for n in walk(part)):
+        if answers_approval and isinstance(node, cst.Return) and m.matches(node.value, m.Name("True")):
+            return True  # ``is_tool_approved()`` answering yes: skipping that answers no
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _RECORDING
+            and words(ctx.code(node.func.value)) & _LETS_THROUGH
+        ):
+            return True
+    if refusing is not when_true or guard.orelse is not None:
+        return False
+    siblings = getattr(ctx.parent(guard), "body", ())
+    if not isinstance(siblings, (list, tuple)):
+        return False
+    after = list(siblings)[next((i for i, stmt in enumerate(siblings) if stmt is guard), len(siblings)) + 1 :]
+    return any(node_words(ctx, statement) & _PENDING_PATH for statement in after)
+
+
 class SkipApproval(Operator):
     name = "skip-approval"
     description = "A side-effecting tool runs without the approval it requires."
@@ -280,6 +329,24 @@ class SkipApproval(Operator):
             ),
             note="listing calls that need approval refuses nothing",
         ),
+        Example(
+            before=(
+                "def partition(calls, decisions, tools):\n"
+                "    approved, pending = [], []\n"
+                "    for call in calls:\n"
+                "        approval_status = decisions.get(call.id)\n"
+                "        if approval_status is False:\n"
+                "            reject(call, 'denied by the user')\n"
+                "            continue\n"
+                "        if approval_status is True:\n"
+                "            approved.append(call)\n"
+                "            continue\n"
+                "        pending.append(call)\n"
+                "    return approved, pending\n"
+            ),
+            note="skipping the approved branch is stricter, and a rejected call that is not stopped "
+            "goes back to pending approval: neither lets an unapproved call run",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -290,5 +357,5 @@ class SkipApproval(Operator):
                 continue
             for leaf in _candidates(ctx, guard, leaves):
                 let_through = bypass(ctx, leaf, vocabulary=_PENDING)
-                if let_through is not None:
+                if let_through is not None and not _not_a_bypass(ctx, guard):
                     yield Mutation(leaf, let_through, f"approval check `{ctx.code(leaf)}` never refuses")
