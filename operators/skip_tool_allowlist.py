@@ -24,7 +24,11 @@ them changes nothing.
 The refusal must be unmistakable (a raise, an error result, a message saying the tool is unknown
 or not allowed) and on the side where the name is *not* allowed: refusing a name that *is*
 registered is a duplicate-registration check, and ``if name in ("bash", "editor"): return kind``
-is dispatch. Only the guard's operand changes, to the literal that skips the refusal. Membership
+is dispatch. Only the guard's operand changes, to the literal that skips the refusal. A membership
+check followed by a lookup in the same collection (``if name in tools: tools[name](...)``) is
+declined: without it an unknown name raises KeyError there and nothing unlisted runs, so "never
+refuses" would misdescribe it. Skipping a ``tool is None`` check after ``tools.get(name)`` carries
+the ``None`` on as the tool, and the description says so. Membership
 checks of other things (users, argument keys, caches, registries of agents) are not allow-lists.
 """
 
@@ -126,6 +130,38 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
     return None
 
 
+def _indexed_after(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``if name not in self._tools: return error`` followed by ``self._tools[name]``: without the
+    check an unknown name raises KeyError at that lookup -- nothing unlisted runs, so "never
+    refuses" would misdescribe the mutant, and the operator declines it."""
+    if not (
+        isinstance(operand, cst.Comparison)
+        and isinstance(operand.comparisons[0].operator, (cst.In, cst.NotIn))
+    ):
+        return False
+    collection, name = ctx.code(operand.comparisons[0].comparator), ctx.code(operand.left)
+    scope = ctx.enclosing_function(operand) or ctx.module
+    start = ctx.position(operand).end
+    for lookup in ctx.descendants(scope, m.Subscript()):
+        if (
+            ctx.code(lookup.value) == collection
+            and len(lookup.slice) == 1
+            and ctx.code(lookup.slice[0].slice) == name
+            and (ctx.position(lookup).start.line, ctx.position(lookup).start.column)
+            > (start.line, start.column)
+        ):
+            return True
+    return False
+
+
+def _tests_lookup(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``tool is None`` / ``not tool`` after ``tool = tools.get(name)``: skipping it carries the
+    ``None`` on as the tool."""
+    if isinstance(operand, cst.Comparison):
+        operand = operand.left
+    return isinstance(operand, cst.Name) and any(_is_lookup(ctx, v) for v in local_values(ctx, operand))
+
+
 def _lookup_collection(ctx: SourceContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """The collection a tool lookup (see :func:`_is_lookup`) reads."""
     if isinstance(expr, cst.NamedExpr):
@@ -221,19 +257,8 @@ class SkipToolAllowlist(Operator):
                 '            output = f"Unknown function: {name}"\n'
                 '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
             ),
-            after=(
-                "import json\n\n"
-                "class Runner:\n"
-                "    async def call_tool(self, tool_call):\n"
-                "        name = tool_call.function.name\n"
-                "        if True:\n"
-                "            output = await "
-                "self.functions[name](**json.loads(tool_call.function.arguments))\n"
-                "        else:\n"
-                '            output = f"Unknown function: {name}"\n'
-                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
-            ),
-            note="OpenAI async runner, positive membership with an else that refuses",
+            note="positive membership whose allowed side indexes the same registry: without the "
+            "check an unknown name raises KeyError there, no unlisted tool runs (declined)",
         ),
         Example(
             before=(
@@ -256,20 +281,32 @@ class SkipToolAllowlist(Operator):
         ),
         Example(
             before=(
+                "def dispatch(block, registry, enabled_tools):\n"
+                "    if block.name in enabled_tools:\n"
+                "        return registry[block.name](**block.input)\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
+            ),
+            after=(
+                "def dispatch(block, registry, enabled_tools):\n"
+                "    if True:\n"
+                "        return registry[block.name](**block.input)\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
+            ),
+            note="early return of the tool's result from a registry with more tools than the enabled "
+            "ones; the statement after it is the refusal",
+        ),
+        Example(
+            before=(
                 "def dispatch(block, registry):\n"
                 "    if block.name in registry:\n"
                 "        return registry[block.name](**block.input)\n"
                 '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
                 '"is_error": True}\n'
             ),
-            after=(
-                "def dispatch(block, registry):\n"
-                "    if True:\n"
-                "        return registry[block.name](**block.input)\n"
-                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
-                '"is_error": True}\n'
-            ),
-            note="early return of the tool's result; the statement after it is the refusal",
+            note="the check and the lookup use the same registry: without the check an unknown name "
+            "raises KeyError at the lookup, no unlisted tool runs (declined)",
         ),
         Example(
             before=(
@@ -347,7 +384,13 @@ class SkipToolAllowlist(Operator):
                     continue
             if passing is not None:
                 never_refuses = bypass(ctx, operand, strict=True)
-                if never_refuses is not None and never_refuses.value == str(passing):
-                    yield Mutation(
-                        operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses"
+                if never_refuses is None or never_refuses.value != str(passing):
+                    continue
+                if _indexed_after(ctx, operand):
+                    continue  # the name is then looked up with ``tools[name]``: a KeyError, no tool runs
+                description = f"allow-list check `{ctx.code(operand)}` never refuses"
+                if _tests_lookup(ctx, operand):
+                    description += (
+                        ": an unknown tool name carries on with no tool (None) instead of a refusal"
                     )
+                yield Mutation(operand, never_refuses, description)
