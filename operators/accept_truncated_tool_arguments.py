@@ -166,7 +166,30 @@ class AcceptTruncatedToolArguments(Operator):
                 continue
             for handler in handlers:
                 for statement in _failing_statements(handler):
-                    yield Mutation(statement, fallback, f"{accepted} instead of failing the turn")
+                    yield Mutation(statement, fallback, f"{accepted} instead of {_handling(ctx, statement)}")
+
+
+def _handling(ctx: SourceContext, line: cst.SimpleStatementLine) -> str:
+    """What the handler's line does with the parse error, read off the code: ``raising
+    TruncatedToolArgumentsError``, ``returning None``, ``returning format_invalid_arguments(...)``,
+    ``skipping the call`` -- a helper that returns ``None`` never failed any turn."""
+    for statement in line.body:
+        if isinstance(statement, cst.Raise):
+            if statement.exc is None:
+                return "re-raising the parse error"
+            exc = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+            return f"raising {ctx.code(exc)}"
+        if isinstance(statement, cst.Return):
+            if statement.value is None:
+                return "returning None"
+            value = statement.value
+            text = ctx.code(value.func) + "(...)" if isinstance(value, cst.Call) else ctx.code(value)
+            return f"returning {text.splitlines()[0]}"
+        if isinstance(statement, cst.Continue):
+            return "skipping the call (continue)"
+        if isinstance(statement, cst.Break):
+            return "stopping the loop (break)"
+    return "handling the parse error"
 
 
 def _lenient_value(call: cst.Call) -> cst.BaseExpression:

@@ -58,7 +58,6 @@ from operators._tools import (
     agent_code,
     bypass,
     final_name,
-    force,
     from_arguments,
     guard_leaves,
     guard_of,
@@ -173,15 +172,24 @@ def _small_statements(branch: cst.BaseSuite) -> list[cst.CSTNode]:
     return found
 
 
-def _silenced_rule(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.Name, str] | None:
+def _only_pass(branch: cst.BaseSuite) -> cst.BaseSuite:
+    """The branch with its statements replaced by ``pass``."""
+    if isinstance(branch, cst.SimpleStatementSuite):
+        return branch.with_changes(body=[cst.Pass()])
+    return branch.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _silenced_rule(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.BaseSuite, str] | None:
     """A schema rule that collects problems instead of refusing at once (``if key not in payload:
-    found.append(...)`` in a contract's ``problems(self, payload)``): the literal that keeps the
-    rule from recording its problem, and the collection. The collection must be what the
-    function returns or be named for problems, so the problems reach the caller's refusal."""
+    found.append(...)`` in a contract's ``problems(self, payload)``): the branch that records the
+    problem, and the collection. The collection must be what the function returns or be named for
+    problems, so the problems reach the caller's refusal. The branch (not the test) is emptied:
+    forcing the test false would hand the value to the ``elif`` rules after it, which may index
+    the schema by an unexpected key and crash instead of letting the call pass."""
     found = guard_of(ctx, operand)
     if found is None or not isinstance(found[0], cst.If):
         return None
-    guard, sense = found
+    guard, _ = found
     collection = _recorded_into(ctx, guard.body)
     if collection is None:
         return None
@@ -195,7 +203,7 @@ def _silenced_rule(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst
         collection in returned and _records_messages(ctx, guard.body)
     ):
         return None
-    return force(sense, test_value=False), collection
+    return guard.body, collection
 
 
 #: What a problem message says: "missing", "unexpected", "should be", "expected an integer".
@@ -549,8 +557,8 @@ class SkipArgumentValidation(Operator):
                 "    def problems(self, payload):\n"
                 "        found = []\n"
                 "        for key in self.required:\n"
-                "            if False:\n"
-                "                found.append(f'missing required field {key!r}')\n"
+                "            if key not in payload:\n"
+                "                pass\n"
                 "        for key, value in payload.items():\n"
                 "            if key not in self.properties:\n"
                 "                found.append(f'unexpected field {key!r}')\n"
@@ -595,8 +603,8 @@ class SkipArgumentValidation(Operator):
                 "            if key not in payload:\n"
                 "                found.append(f'missing required field {key!r}')\n"
                 "        for key, value in payload.items():\n"
-                "            if False:\n"
-                "                found.append(f'unexpected field {key!r}')\n"
+                "            if key not in self.properties:\n"
+                "                pass\n"
                 "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
                 "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
                 "        return found\n"
@@ -640,8 +648,8 @@ class SkipArgumentValidation(Operator):
                 "        for key, value in payload.items():\n"
                 "            if key not in self.properties:\n"
                 "                found.append(f'unexpected field {key!r}')\n"
-                "            elif not True:\n"
-                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                pass\n"
                 "        return found\n"
                 "\n"
                 "def execute(contract, call):\n"
@@ -711,11 +719,11 @@ class SkipArgumentValidation(Operator):
             kind, passing = check
             silenced = _silenced_rule(ctx, operand) if kind == "hand-written" else None
             if silenced is not None:
-                replacement, collection = silenced
+                branch, collection = silenced
                 yield Mutation(
-                    operand,
-                    replacement,
-                    f"argument rule `{ctx.code(operand)}` never adds its problem to `{collection}`: "
+                    branch,
+                    _only_pass(branch),
+                    f"argument rule `{ctx.code(operand)}` no longer adds its problem to `{collection}`: "
                     "arguments breaking it pass",
                 )
                 continue
