@@ -988,16 +988,46 @@ def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
     func = ctx.enclosing_function(node)
     if func is not None and _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func)):
         return True
-    if func is not None and any(
-        _cached(ctx, f"streams:{id(twin)}", lambda twin=twin: _streams_in(ctx, twin))
-        for twin in async_twins(ctx, func)
+    if func is not None and any(_streams_or_twin(ctx, twin) for twin in async_twins(ctx, func)):
+        return True
+    owner = ctx.parent(ctx.parent(func)) if func is not None else None
+    if isinstance(owner, cst.ClassDef) and _cached(
+        ctx, f"class-streams:{id(owner)}", lambda: _class_streams(ctx, owner)
     ):
         return True
     return _cached(ctx, "model-file", lambda: _model_file(ctx))
 
 
+def _streams_or_twin(ctx: SourceContext, func: cst.FunctionDef) -> bool:
+    return _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func))  # type: ignore[return-value]
+
+
+def builds_streaming_object(ctx: SourceContext, value: cst.CSTNode) -> bool:
+    """``ChatCompletionStream(...)``: a constructor of a class of this file that reads a stream."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return False
+    return any(
+        cls.name.value == value.func.value
+        and _cached(ctx, f"class-streams:{id(cls)}", lambda cls=cls: _class_streams(ctx, cls))
+        for cls in ctx.nodes(cst.ClassDef)
+    )
+
+
+def _class_streams(ctx: SourceContext, cls: cst.ClassDef) -> bool:
+    """A method of the class (or the async twin of one) reads a stream: its ``close()``,
+    ``__exit__`` and the like release that stream (``Stream.close`` beside ``Stream.__stream__``)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for method in (node for node in body if isinstance(node, cst.FunctionDef)):
+        if _streams_or_twin(ctx, method) or any(_streams_or_twin(ctx, t) for t in async_twins(ctx, method)):
+            return True
+    return False
+
+
 def _sync_spelling(name: str) -> str:
-    """``AsyncStream`` -> ``Stream``, ``async_iter_events``/``iter_events_async`` -> ``iter_events``."""
+    """``AsyncStream`` -> ``Stream``, ``async_iter_events``/``iter_events_async`` -> ``iter_events``,
+    ``__aexit__`` -> ``__exit__``."""
+    if name.startswith("__a") and name.endswith("__") and len(name) > 5:
+        return "__" + name[3:]
     for prefix in ("Async", "async_", "_async_"):
         if name.startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix) :] if prefix != "_async_" else "_" + name[len(prefix) :]
@@ -1042,6 +1072,7 @@ def _streams_in(ctx: SourceContext, func: cst.FunctionDef) -> bool:
         if (
             is_model_call(call)
             or leaf_name(call.func) in SSE_READS
+            or (flag and not is_literal(flag.value, "False", "None") and is_http_call(ctx, call))
             or (flag and is_literal(flag.value, "True"))
         ):
             return True

@@ -17,6 +17,7 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     bound_values,
+    builds_streaming_object,
     is_http_call,
     is_stream_value,
     model_context,
@@ -173,6 +174,47 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    async def __aiter__(self):\n"
+                "        async for line in self.response.aiter_lines():\n"
+                "            yield line\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        await self.response.aclose()\n"
+            ),
+            after=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    async def __aiter__(self):\n"
+                "        async for line in self.response.aiter_lines():\n"
+                "            yield line\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        pass\n"
+            ),
+            note="a stream object's own aclose(): another method of its class reads the stream",
+        ),
+        Example(
+            before=(
+                "class Download:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    def read(self):\n"
+                "        return self.response.content\n"
+                "\n"
+                "    def close(self):\n"
+                "        self.response.close()\n"
+            ),
+            note="a class that never reads a stream: its close() releases no model stream",
+        ),
+        Example(
+            before=(
                 "class Downloader:\n"
                 "    def fetch(self, url):\n"
                 "        response = self.http.get(url)\n"
@@ -257,7 +299,10 @@ class DropResponseClose(Operator):
 def _releases_a_stream(ctx: SourceContext, receiver: cst.BaseExpression) -> bool:
     """The receiver holds a streamed response: bound to a streaming call, or named like one in
     code that talks to a model (a tool's ``response.close()`` is no model stream)."""
-    if any(streaming_producer(ctx, value) for value in bound_values(ctx, receiver)):
+    if any(
+        streaming_producer(ctx, value) or builds_streaming_object(ctx, value)
+        for value in bound_values(ctx, receiver)
+    ):
         return True
     return is_stream_value(ctx, receiver) and model_context(ctx, receiver)
 
