@@ -87,14 +87,25 @@ def _caught_name(handler: cst.ExceptHandler) -> str | None:
     return handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
 
 
+_FAILED_STATUSES = frozenset({"error", "failed", "failure"})
+
+
 def _flag_flips(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation]:
-    """``failed = True`` -> ``False`` and ``ok = False`` -> ``True`` in the handler."""
+    """``failed = True`` -> ``False``, ``ok = False`` -> ``True`` and ``status = "error"`` ->
+    ``"success"`` in the handler."""
     flips = []
     for node in walk(handler.body):
         if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
             continue
         target = node.targets[0].target
         named = words(target.value) if isinstance(target, cst.Name) else frozenset()
+        if named & {"status", "outcome"} and string_value(node.value) in _FAILED_STATUSES:
+            success = cst.SimpleString('"success"')
+            description = (
+                f"{ctx.code(target)} = {ctx.code(node.value)} becomes success: the failure reads as one"
+            )
+            flips.append(Mutation(node.value, success, description))
+            continue
         if m.matches(node.value, m.Name("True")) and named & _ERROR_FLAG_WORDS:
             flips.append(Mutation(node.value, _FALSE, f"error flag {ctx.code(target)} stays False"))
         elif m.matches(node.value, m.Name("False")) and named & _SUCCESS_FLAG_WORDS:
@@ -206,9 +217,32 @@ def _flagged_results(ctx: SourceContext) -> Iterator[tuple[cst.BaseExpression, c
     for result in tool_results(ctx):
         for flag in result.error_flags:
             yield flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
-        for status in result.fields.all("status"):  # langchain's ToolMessage(status="error")
-            if string_value(status) == "error":
-                yield status, cst.SimpleString('"success"'), f"{result.label} status error -> success"
+        if result.error_flags:
+            continue  # the error flag is what the model reads; a status beside it is bookkeeping
+        for key in ("status", "outcome"):  # ToolMessage(status="error"), ToolReturnPart(outcome="failed")
+            for status in result.fields.all(key):
+                if string_value(status) in _FAILED_STATUSES:
+                    yield (
+                        status,
+                        cst.SimpleString('"success"'),
+                        f"{result.label} {key} {string_value(status)} -> success: the failure reads as one",
+                    )
+
+
+def _runs_a_tool(ctx: SourceContext, guarded: cst.Try) -> bool:
+    """The ``try`` invokes a tool (``tools[name](...)``), or is a tool's own ``run`` running its
+    implementation (``context.run(self._run, ...)`` in ``BaseTool.run``)."""
+    if invokes_tool(ctx, guarded.body):
+        return True
+    func = ctx.enclosing_function(guarded)
+    cls = ctx.enclosing(guarded, cst.ClassDef)
+    return (
+        func is not None
+        and cls is not None
+        and bool(words(func.name.value) & {"run", "arun", "invoke", "ainvoke", "call", "acall", "execute"})
+        and bool(words(cls.name.value) & {"tool", "tools"})
+        and any(isinstance(n, cst.Call) for n in walk(guarded.body))
+    )
 
 
 class SwallowToolError(Operator):
@@ -344,6 +378,52 @@ class SwallowToolError(Operator):
         ),
         Example(
             before=(
+                "class SearchTool(BaseTool):\n"
+                "    def run(self, tool_input, tool_call_id):\n"
+                "        status = 'success'\n"
+                "        try:\n"
+                "            content = self._run(**tool_input)\n"
+                "        except ToolException as e:\n"
+                "            content = str(e)\n"
+                "            status = 'error'\n"
+                "        return ToolMessage(content, tool_call_id=tool_call_id, status=status)\n"
+            ),
+            after=(
+                "class SearchTool(BaseTool):\n"
+                "    def run(self, tool_input, tool_call_id):\n"
+                "        status = 'success'\n"
+                "        try:\n"
+                "            content = self._run(**tool_input)\n"
+                "        except ToolException as e:\n"
+                "            content = str(e)\n"
+                '            status = "success"\n'
+                "        return ToolMessage(content, tool_call_id=tool_call_id, status=status)\n"
+            ),
+            note="a tool's own run() keeps its failure in a status variable (langchain's BaseTool)",
+        ),
+        Example(
+            before=(
+                "def failed_return(call, error):\n"
+                "    return ToolReturnPart(\n"
+                "        tool_name=call.tool_name,\n"
+                "        content=f'The tool failed: {error}',\n"
+                "        tool_call_id=call.tool_call_id,\n"
+                "        outcome='failed',\n"
+                "    )\n"
+            ),
+            after=(
+                "def failed_return(call, error):\n"
+                "    return ToolReturnPart(\n"
+                "        tool_name=call.tool_name,\n"
+                "        content=f'The tool failed: {error}',\n"
+                "        tool_call_id=call.tool_call_id,\n"
+                '        outcome="success",\n'
+                "    )\n"
+            ),
+            note="a tool result object whose outcome field says it failed (pydantic-ai's ToolReturnPart)",
+        ),
+        Example(
+            before=(
                 "def run_call(call, handlers):\n"
                 "    try:\n"
                 "        text = handlers[call.name](**call.arguments)\n"
@@ -441,6 +521,6 @@ class SwallowToolError(Operator):
         results = {id(result.node): result for result in tool_results(ctx)}
         for handler in agent_code(ctx, m.ExceptHandler()):
             guarded = ctx.parent(handler)
-            if isinstance(guarded, cst.Try) and invokes_tool(ctx, guarded.body):
+            if isinstance(guarded, cst.Try) and _runs_a_tool(ctx, guarded):
                 if id(ctx.enclosing_function(handler)) not in flagged:
                     yield from _handler_mutations(ctx, handler, results)
