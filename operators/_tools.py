@@ -857,7 +857,7 @@ _VALIDATE_WORDS = frozenset(
 #: call's arguments: ``validate_output_config_conflict``, ``validate_session_conversation_settings``,
 #: ``_validate_resumed_session_output_guardrail_safety``, ``_validate_input_content_types``,
 #: ``validate_pending_input_filter``, ``_validate_token_budget``.
-_REQUEST_SUBJECTS = frozenset(
+REQUEST_SUBJECTS = frozenset(
     (
         "config configuration settings setting session conversation guardrail guardrails output content "
         "types filter budget token tokens header headers options credentials auth env environment request"
@@ -991,11 +991,12 @@ def mentions_arguments(
     if isinstance(expr, cst.Name):
         if flow and (id(ctx.enclosing_function(expr)), expr.value) in _argument_parameters(ctx):
             return True
-        return _names_arguments(ctx, expr, expr.value) or any(
-            mentions_arguments(ctx, value, depth + 1, flow)
-            for value in local_values(ctx, expr)
-            if value is not expr
-        )
+        values = [value for value in local_values(ctx, expr) if value is not expr]
+        if any(mentions_arguments(ctx, value, depth + 1, flow) for value in values):
+            return True
+        if values and all(isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) for value in values):
+            return False  # ``input_args = self.args_schema``: what it was bound to says what it is
+        return _names_arguments(ctx, expr, expr.value)
     return False
 
 
@@ -1044,7 +1045,7 @@ def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
     if own & _INVOKE_VERBS:  # ``call_fn_with_arg_validation(...)`` runs the tool, it does not only check
         return False
     rest = own - _VALIDATE_WORDS - {"is", "errors", "iter", "against", "with", "for", "and", "all"}
-    if rest & _REQUEST_SUBJECTS:  # ``validate_output_config_conflict(params.get(...))`` checks the request
+    if rest & REQUEST_SUBJECTS:  # ``validate_output_config_conflict(params.get(...))`` checks the request
         return False
     named_for_arguments = bool(rest & _ARG_LEAVES) and rest <= _ARG_LEAVES | _ARG_MODIFIERS
     if "check" in own and not (named_for_arguments or rest <= {"schema", "required", "types", "type"}):

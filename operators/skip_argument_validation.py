@@ -55,6 +55,7 @@ from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
     PYDANTIC_VALIDATORS,
     REFUSAL_WORDS,
+    REQUEST_SUBJECTS,
     agent_code,
     bypass,
     final_name,
@@ -115,6 +116,8 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
     (None: either, as for a validator whose result may be a problem or an ok). ``"validator"``:
     the outcome of a validating call, which may refuse by returning the problem;
     ``"hand-written"``: membership or isinstance on the arguments, which must refuse unmistakably."""
+    if _configures_a_tool(ctx, operand):
+        return None
     inner = operand.expression if isinstance(operand, cst.Await) else operand
     if isinstance(inner, cst.Call) and is_validation_call(ctx, inner):
         return "validator", None
@@ -230,6 +233,20 @@ def _records_messages(ctx: SourceContext, branch: cst.BaseSuite) -> bool:
     return True
 
 
+_CONFIGURING = frozenset({"__init__", "__post_init__", "model_post_init", "__init_subclass__"})
+
+
+def _configures_a_tool(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """In a constructor or a pydantic validator: ``isinstance(kwargs["args_schema"], dict)`` in
+    ``BaseTool.__init__`` checks how the tool is configured, not what a call passes it."""
+    func = ctx.enclosing_function(node)
+    if func is None:
+        return False
+    if func.name.value in _CONFIGURING:
+        return True
+    return any("validator" in words(ctx.code(d.decorator)) for d in func.decorators)
+
+
 def _names_schema_keys(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     """``properties``, ``schema["properties"]``, ``spec.required``, or a local bound to one
     (``props = schema.get("properties", {})``)."""
@@ -244,11 +261,13 @@ def _collected_problems(ctx: SourceContext, tested: cst.Name) -> bool:
     """``problems = self._problems(tool, call.args)`` or ``missing = [k for k in required if k not
     in args]``: a variable named for what is wrong (see ``_PROBLEM_WORDS``) that is computed from
     the tool's arguments. A guard on it that refuses is the validation."""
-    if not words(tested.value) & _PROBLEM_WORDS:
+    if not words(tested.value) & _PROBLEM_WORDS or words(tested.value) & REQUEST_SUBJECTS:
         return False
     for value in local_values(ctx, tested):
         if isinstance(value, cst.Await):
             value = value.expression
+        if isinstance(value, cst.Call) and words(final_name(value) or "") & REQUEST_SUBJECTS:
+            continue  # ``budget_error = _budget_error(..., kwargs=kwargs)`` checks the request
         if isinstance(value, cst.Call) and any(from_arguments(ctx, arg.value) for arg in value.args):
             return True
         if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) and any(
@@ -265,15 +284,25 @@ def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bo
     chain = ctx.enclosing(check, cst.If)
     while chain is not None and isinstance(ctx.parent(chain), cst.If) and ctx.parent(chain).orelse is chain:
         chain = ctx.parent(chain)
-    tested = 0
-    while isinstance(chain, cst.If):
-        tested += any(
+
+    def tests_subject(node: cst.If) -> bool:
+        return any(
             m.matches(leaf, m.Call(func=m.Name("isinstance")))
             and leaf.args
             and ctx.code(leaf.args[0].value) == subject
-            for leaf in guard_leaves(chain.test)
+            for leaf in guard_leaves(node.test)
         )
+
+    tested = 0
+    first = chain
+    while isinstance(chain, cst.If):
+        tested += tests_subject(chain)
         chain = chain.orelse
+    # ``if isinstance(x, str): return ...`` then ``if isinstance(x, dict): ...``: consecutive
+    # statements dispatching on the same value are a chain too.
+    siblings = getattr(ctx.parent(first), "body", ()) if first is not None else ()
+    if isinstance(siblings, (list, tuple)) and first in siblings:
+        tested += sum(1 for s in siblings if s is not first and isinstance(s, cst.If) and tests_subject(s))
     return tested >= 2
 
 
@@ -673,6 +702,32 @@ class SkipArgumentValidation(Operator):
             ),
             note="request-configuration validators (output config, session settings, input content "
             "types, request kwargs) check the request, not a tool call's arguments",
+        ),
+        Example(
+            before=(
+                "class SearchTool(BaseTool):\n"
+                "    def __init__(self, **kwargs):\n"
+                "        if not isinstance(kwargs['args_schema'], dict):\n"
+                "            raise TypeError('args_schema must be a dict')\n"
+                "\n"
+                "    def _to_args(self, tool_input):\n"
+                "        input_args = self.args_schema\n"
+                "        if isinstance(input_args, dict):\n"
+                "            raise ValueError('string inputs are not allowed with a JSON schema')\n"
+                "        if isinstance(tool_input, str):\n"
+                "            return (tool_input,), {}\n"
+                "        if isinstance(tool_input, dict):\n"
+                "            return (), dict(tool_input)\n"
+                "        raise TypeError('unsupported input')\n"
+                "\n"
+                "def retry(func, kwargs, budget):\n"
+                "    budget_error = _budget_error(budget=budget, kwargs=kwargs)\n"
+                "    if budget_error is not None:\n"
+                "        raise budget_error\n"
+                "    return func(**kwargs)\n"
+            ),
+            note="a tool's constructor checking its configuration, a schema bound to an args-like "
+            "name, a type dispatch in consecutive ifs, and a token budget computed from request kwargs",
         ),
         Example(
             before=(
