@@ -803,6 +803,17 @@ def stop_flags(ctx: SourceContext) -> list[cst.BaseExpression]:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.value)):
                 flags.extend(t for t in targets if isinstance(t, (cst.Name, cst.Attribute, cst.Subscript)))
+        # One step further: what is set only once such a flag is set (``terminal_response =
+        # event.response`` on the completed event, then ``if terminal_response is not None:
+        # final_response = ...``) records the marker too.
+        for node in ctx.nodes(cst.If):
+            present = presence_of(node.test)
+            if present is None or not any(same_place(ctx, flag, present) for flag in flags):
+                continue
+            for target, value in _assignments_in(node.body):
+                if isinstance(target, (cst.Name, cst.Attribute)) and not is_literal(value, "False", "None"):
+                    if not any(same_place(ctx, flag, target) for flag in flags):
+                        flags.append(target)
         return flags
 
     return _cached(ctx, "stop_flags", compute)

@@ -4,6 +4,12 @@ A connection closed partway through a turn must never read as a complete message
 ``message_stop`` / ``[DONE]`` / ``response.completed`` check (or a ``stop_reason`` presence
 check) the truncated text is journaled as the model's answer and enters history. Providers and
 proxies do close streams early, and nothing else in the loop notices.
+
+The marker is known by meaning: a literal, a constant bound to one (``DONE = "[DONE]"``), or an end
+sentinel (``SENTINEL = object()``, not ``_MISSING``); a flag set on it, also when an accumulator
+object keeps it and its owner reads it (``if not acc.complete``), or when the accumulator lives
+elsewhere but the flag is named for completion and the raise says the stream ended too early; and
+the ``raise`` after a loop that returns on the marker (reached only when the stream ran out).
 """
 
 from __future__ import annotations
@@ -350,6 +356,49 @@ class SkipStopMarkerCheck(Operator):
                 "        raise StreamCutError('stream closed before [DONE]')\n"
             ),
             note="a prefix test on the event data against a marker constant, followed by break",
+        ),
+        Example(
+            before=(
+                "async def run_turn(events):\n"
+                "    final = None\n"
+                "    async for event in events:\n"
+                "        terminal = None\n"
+                "        if isinstance(event, ResponseCompletedEvent):\n"
+                "            terminal = event.response\n"
+                "        if terminal is not None:\n"
+                "            final = Reply(terminal.output, terminal.usage)\n"
+                "    if final is None:\n"
+                "        raise ModelBehaviorError('no final response')\n"
+                "    return final\n"
+            ),
+            after=(
+                "async def run_turn(events):\n"
+                "    final = None\n"
+                "    async for event in events:\n"
+                "        terminal = None\n"
+                "        if isinstance(event, ResponseCompletedEvent):\n"
+                "            terminal = event.response\n"
+                "        if terminal is not None:\n"
+                "            final = Reply(terminal.output, terminal.usage)\n"
+                "    if False:\n"
+                "        raise ModelBehaviorError('no final response')\n"
+                "    return final\n"
+            ),
+            note="a value built only once the completed event's response was kept: set one step later",
+        ),
+        Example(
+            before=(
+                "def summarise(chunks):\n"
+                "    total = None\n"
+                "    for chunk in chunks:\n"
+                "        usage = chunk.usage\n"
+                "        if usage is not None:\n"
+                "            total = usage.total_tokens\n"
+                "    if total is None:\n"
+                "        raise ValueError('no usage reported')\n"
+                "    return total\n"
+            ),
+            note="a value set when another field is present, with no end marker behind it",
         ),
         Example(
             before=(
