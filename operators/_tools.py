@@ -386,9 +386,17 @@ _DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id
 _PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value", "outputs", "results")
 
 
+_RESULT_NOUNS = frozenset(
+    "result results output outputs return observation response reply message outcome step".split()
+)
+
+
 def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str | None:
     """The field whose value is what a tool invocation returned (``observation=tools[name].run(args)``,
-    or a local bound to it), whatever the field is called."""
+    or a local bound to it), whatever the field is called -- in a dict or in an object named for a
+    result (``StepResult``), not in the arguments of an error formatter (``ToolErrorFormatterArgs``)."""
+    if isinstance(fields.node, cst.Call) and not words(final_name(fields.node) or "") & _RESULT_NOUNS:
+        return None
     for key, values in fields.values.items():
         if key == id_key:
             continue
