@@ -46,6 +46,8 @@ from operators._tools import (
     TOOLISH,
     bypass,
     final_name,
+    force,
+    guard_of,
     guard_operands,
     in_tool_context,
     is_allow_list,
@@ -127,6 +129,34 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
             bool(asks) and any(names_tool(arg.value) for arg in operand.args) and _about_tools(ctx, operand)
         )
         return True if found else None
+    return None
+
+
+def _none_unless_allowed(ctx: SourceContext, operand: cst.BaseExpression) -> cst.Name | None:
+    """``tool = tools.get(name) if name in available else None`` followed by ``if tool is None:``
+    refusing: the conditional expression is the allow-list, its ``None`` side the way to the
+    refusal. The literal that always takes the lookup side, or None."""
+    found = guard_of(ctx, operand)
+    if found is None or not isinstance(found[0], cst.IfExp):
+        return None
+    choice, sense = found
+    if not (m.matches(choice.orelse, m.Name("None")) and _is_lookup(ctx, choice.body)):
+        return None
+    assign = ctx.parent(choice)
+    if not (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+    ):
+        return None
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(choice) or ctx.module
+    for guard in ctx.descendants(
+        scope,
+        m.If(test=m.Comparison(left=m.Name(name), comparisons=[m.ComparisonTarget(m.Is(), m.Name("None"))])),
+    ):
+        if bypass(ctx, guard.test, strict=True) is not None:
+            return force(sense, test_value=True)
     return None
 
 
@@ -373,6 +403,31 @@ class SkipToolAllowlist(Operator):
             ),
             note="an allow-list of something other than tools",
         ),
+        Example(
+            before=(
+                "def answer(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if tool_use.name in available else None\n"
+                "    if tool is None:\n"
+                "        return {'tool_use_id': tool_use.id, 'content': 'not found', 'is_error': True}\n"
+                "    return tool.run(tool_use.input)\n"
+            ),
+            after=(
+                "def answer(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if True else None\n"
+                "    if tool is None:\n"
+                "        return {'tool_use_id': tool_use.id, 'content': 'not found', 'is_error': True}\n"
+                "    return tool.run(tool_use.input)\n"
+            ),
+            note="the allow-list in a conditional lookup whose None the next check refuses",
+        ),
+        Example(
+            before=(
+                "def describe(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if tool_use.name in available else None\n"
+                "    return {'name': tool_use.name, 'known': tool is not None}\n"
+            ),
+            note="a conditional lookup nothing refuses on: describing, not gating",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -384,12 +439,16 @@ class SkipToolAllowlist(Operator):
                     continue
             if passing is not None:
                 never_refuses = bypass(ctx, operand, strict=True)
+                looked_up = never_refuses is None and _none_unless_allowed(ctx, operand) is not None
+                never_refuses = never_refuses or _none_unless_allowed(ctx, operand)
                 if never_refuses is None or never_refuses.value != str(passing):
                     continue
                 if _indexed_after(ctx, operand):
                     continue  # the name is then looked up with ``tools[name]``: a KeyError, no tool runs
                 description = f"allow-list check `{ctx.code(operand)}` never refuses"
-                if _tests_lookup(ctx, operand):
+                if looked_up:
+                    description += ": a registered tool outside the allowed ones is looked up and runs"
+                elif _tests_lookup(ctx, operand):
                     description += (
                         ": an unknown tool name carries on with no tool (None) instead of a refusal"
                     )
