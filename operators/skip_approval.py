@@ -183,7 +183,9 @@ def _candidates(
 
 
 #: A branch that lets a call through: ``approved_runs.append(run)``, ``allowed.add(call)``.
-_LETS_THROUGH = frozenset("approved allowed accepted granted permitted runnable ready approve allow".split())
+_LETS_THROUGH = frozenset(
+    "approved allowed accepted granted permitted runnable ready approve allow selected chosen".split()
+)
 _RECORDING = frozenset("append add extend insert".split())
 #: Where an undecided call goes: a pending list, an interruption.
 _PENDING_PATH = frozenset("pending interruption interruptions interrupt interrupted".split())
