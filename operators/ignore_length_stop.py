@@ -115,6 +115,36 @@ class IgnoreLengthStop(Operator):
         ),
         Example(
             before=(
+                "async def consume(events):\n"
+                "    async for event in events:\n"
+                "        if event.type == 'response.completed':\n"
+                "            return event.response\n"
+                "        elif getattr(event, 'type', None) in {'response.incomplete', 'response.failed'}:\n"
+                "            raise TerminalFailure(event.type)\n"
+            ),
+            after=(
+                "async def consume(events):\n"
+                "    async for event in events:\n"
+                "        if event.type == 'response.completed':\n"
+                "            return event.response\n"
+                "        elif getattr(event, 'type', None) in {'response.failed'}:\n"
+                "            raise TerminalFailure(event.type)\n"
+            ),
+            note="the Responses API's response.incomplete terminal event, whatever holds the event type",
+        ),
+        Example(
+            before=(
+                "TERMINAL = ['response.completed', 'response.incomplete', 'response.failed']\n"
+                "\n"
+                "def check(event, text):\n"
+                "    if not text and event.type != 'response.incomplete':\n"
+                "        raise EmptyResponse(event)\n"
+                "    return text\n"
+            ),
+            note="a list of event names, and a test that only exempts a cut response from another error",
+        ),
+        Example(
+            before=(
                 "from anthropic.types import StopReason\n"
                 "\n"
                 "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'length'}\n"
@@ -290,6 +320,18 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     left, target = comparison.left, comparison.comparisons[0]
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        events = [e for e in right.elements if string_value(e.value) in LENGTH_EVENTS]
+        if events and not (isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison)):
+            # ``event.type in {"response.incomplete", "response.failed"}``: the terminal event that
+            # says the output limit (or a filter) cut the response, whatever holds the type
+            for element in events:
+                smaller = without_element(right, element)
+                label = f"{ctx.code(element.value)} no longer counts as a cut response"
+                if smaller is None:
+                    yield Mutation(comparison, FALSE if isinstance(op, cst.In) else TRUE, label)
+                else:
+                    yield Mutation(right, smaller, label)
+            return
         if isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison):
             return
         if not _reasonish(left) or any(string_value(e.value) in NORMAL_END_MARKERS for e in right.elements):
@@ -311,7 +353,9 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     if isinstance(op, _NEGATIVE) and _exempts_from_other_error(ctx, comparison):
         return
     for field, value in ((left, right), (right, left)):
-        if _reasonish(field) and _length_value(value) and _matches_field(field, value):
+        if string_value(value) in LENGTH_EVENTS or (
+            _reasonish(field) and _length_value(value) and _matches_field(field, value)
+        ):
             never = FALSE if isinstance(op, _POSITIVE) else TRUE
             yield Mutation(comparison, never, "the max_tokens/length stop check never fires")
             return
@@ -324,6 +368,9 @@ def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
     return True
 
 
+#: Terminal stream events that mean the output was cut (the Responses API's ``response.incomplete``
+#: carries ``incomplete_details.reason == "max_output_tokens"``).
+LENGTH_EVENTS = frozenset({"response.incomplete"})
 #: The normal end in the same vocabulary as a length value, for a table without a normal entry
 #: (``{"tool_use": "tool_calls", "max_tokens": "length"}``).
 _NORMAL_FOR = {
