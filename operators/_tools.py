@@ -412,6 +412,9 @@ def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str |
 def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
     keys = fields.values.keys()
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
+    roles = {string_value(value) for value in fields.all("role")}
+    if "tool" in roles:  # ``msg["role"] = "tool"`` in one branch, ``"user"`` in the other
+        role = "tool"
     if kind == "tool_result":
         return ToolResult(fields, "anthropic", "tool_use_id", "content")
     if kind == "function_call_output":
