@@ -552,6 +552,10 @@ def is_http_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS and is_client(ctx, func.value)
 
 
+#: The httpx transport interface: what it returns is a response whose body is a stream.
+TRANSPORT_SENDS = frozenset({"handle_request", "handle_async_request"})
+
+
 def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     """Whether ``expr`` opens a streamed response that holds a connection until released:
     a model or HTTP call with ``stream=True``, ``.messages.stream(...)``, ``client.stream(...)``,
@@ -560,6 +564,8 @@ def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
         expr = expr.expression
     if not isinstance(expr, cst.Call):
         return False
+    if leaf_name(expr.func) in TRANSPORT_SENDS and expr.args:
+        return True  # an httpx transport hands back the response with its body still unread
     flag = keyword(expr, "stream")
     if (
         flag is not None

@@ -215,6 +215,45 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "class RetryingTransport:\n"
+                "    def handle_request(self, request):\n"
+                "        response = self.wrapped.handle_request(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            response.close()\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            after=(
+                "class RetryingTransport:\n"
+                "    def handle_request(self, request):\n"
+                "        response = self.wrapped.handle_request(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            pass\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            note="an httpx transport's response (body unread) released before the retry that follows",
+        ),
+        Example(
+            before=(
+                "class Router:\n"
+                "    def route(self, request):\n"
+                "        response = self.app.handle(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            response.close()\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            note="a response from something that is not an HTTP transport, in code that streams nothing",
+        ),
+        Example(
+            before=(
                 "class Downloader:\n"
                 "    def fetch(self, url):\n"
                 "        response = self.http.get(url)\n"
