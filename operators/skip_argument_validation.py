@@ -282,6 +282,8 @@ def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bo
     """``if isinstance(x, list): ... elif isinstance(x, dict): ... else: raise`` handles each type
     it knows: that is dispatch, not validation, even though its last ``else`` refuses."""
     chain = ctx.enclosing(check, cst.If)
+    if isinstance(chain, cst.If) and _hands_back(ctx, chain.body, subject) and not _raise_follows(ctx, chain):
+        return True  # ``if isinstance(x, str): ...; return x`` then other types: handled, not refused
     while chain is not None and isinstance(ctx.parent(chain), cst.If) and ctx.parent(chain).orelse is chain:
         chain = ctx.parent(chain)
 
@@ -304,6 +306,36 @@ def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bo
     if isinstance(siblings, (list, tuple)) and first in siblings:
         tested += sum(1 for s in siblings if s is not first and isinstance(s, cst.If) and tests_subject(s))
     return tested >= 2
+
+
+def _raise_follows(ctx: SourceContext, guard: cst.If) -> bool:
+    """``if isinstance(args, dict): return args`` followed by ``raise ...``: that is validation."""
+    if guard.orelse is not None:
+        return isinstance(guard.orelse, cst.Else) and any(
+            isinstance(n, cst.Raise) for n in walk(guard.orelse.body)
+        )
+    siblings = getattr(ctx.parent(guard), "body", ())
+    if not isinstance(siblings, (list, tuple)) or guard not in siblings:
+        return False
+    following = list(siblings)[list(siblings).index(guard) + 1 :]
+    return (
+        bool(following)
+        and isinstance(following[0], cst.SimpleStatementLine)
+        and isinstance(following[0].body[0], cst.Raise)
+    )
+
+
+def _hands_back(ctx: SourceContext, branch: cst.BaseSuite, subject: str) -> bool:
+    """The branch ends by returning the tested value itself (or something built from it)."""
+    body = branch.body if isinstance(branch, cst.IndentedBlock) else [branch]
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    if not (isinstance(last, cst.Return) and last.value is not None):
+        return False
+    return any(
+        ctx.code(node) == subject for node in walk(last.value) if isinstance(node, (cst.Name, cst.Attribute))
+    )
 
 
 def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -728,6 +760,39 @@ class SkipArgumentValidation(Operator):
             ),
             note="a tool's constructor checking its configuration, a schema bound to an args-like "
             "name, a type dispatch in consecutive ifs, and a token budget computed from request kwargs",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def parse_args(raw_arguments):\n"
+                "    arguments = json.loads(raw_arguments)\n"
+                "    if isinstance(arguments, dict):\n"
+                "        return arguments\n"
+                "    raise ToolError('arguments must be an object')\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def parse_args(raw_arguments):\n"
+                "    arguments = json.loads(raw_arguments)\n"
+                "    if True:\n"
+                "        return arguments\n"
+                "    raise ToolError('arguments must be an object')\n"
+            ),
+            note="a positive type check that hands the arguments back, the raise right after it",
+        ),
+        Example(
+            before=(
+                "def parse_input(self, tool_input):\n"
+                "    if isinstance(tool_input, str):\n"
+                "        if self.schema_is_json:\n"
+                "            raise ValueError('string inputs need a model schema')\n"
+                "        return tool_input\n"
+                "    return {k: v for k, v in tool_input.items() if k in self.fields}\n"
+            ),
+            note="a type dispatch whose string branch hands the input back; its nested raise is "
+            "about the schema, and other inputs carry on below",
         ),
         Example(
             before=(
