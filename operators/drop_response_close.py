@@ -240,6 +240,60 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "from contextlib import aclosing\n"
+                "\n"
+                "async def relay(model, queue):\n"
+                "    async with aclosing(model.stream_events()) as events:\n"
+                "        async for event in events:\n"
+                "            queue.put_nowait(event)\n"
+            ),
+            after=(
+                "from contextlib import aclosing\n"
+                "\n"
+                "async def relay(model, queue):\n"
+                '    async with __import__("contextlib").nullcontext(model.stream_events()) as events:\n'
+                "        async for event in events:\n"
+                "            queue.put_nowait(event)\n"
+            ),
+            note="aclosing() around a call named for the stream it returns",
+        ),
+        Example(
+            before=(
+                "async def attempt(get_stream, sink):\n"
+                "    stream = get_stream()\n"
+                "    try:\n"
+                "        async for event in stream:\n"
+                "            await sink(event)\n"
+                "    finally:\n"
+                "        await _close_quietly(stream)\n"
+            ),
+            after=(
+                "async def attempt(get_stream, sink):\n"
+                "    stream = get_stream()\n"
+                "    try:\n"
+                "        async for event in stream:\n"
+                "            await sink(event)\n"
+                "    finally:\n"
+                "        pass\n"
+            ),
+            note="a helper named for closing, handed the stream in a finally",
+        ),
+        Example(
+            before=(
+                "from contextlib import closing\n"
+                "\n"
+                "def export(path, rows):\n"
+                "    handle = open_file(path)\n"
+                "    try:\n"
+                "        with closing(make_writer(handle)) as writer:\n"
+                "            writer.write(rows)\n"
+                "    finally:\n"
+                "        close_quietly(handle)\n"
+            ),
+            note="closing() and a close helper around a file, not a stream",
+        ),
+        Example(
+            before=(
                 "class Router:\n"
                 "    def route(self, request):\n"
                 "        response = self.app.handle(request)\n"
@@ -315,6 +369,17 @@ class DropResponseClose(Operator):
                     yield Mutation(
                         line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released"
                     )
+        for call in ctx.findall(m.Call(func=m.Name())):
+            # ``_close_async_iterator_quietly(stream)`` in a ``finally``: a helper named for closing,
+            # handed the stream
+            if "close" in {w.lower() for w in call.func.value.split("_")} and len(call.args) == 1:
+                line = _statement_of(ctx, call)
+                if (
+                    line is not None
+                    and ctx.enclosing(line, (cst.Finally, cst.ExceptHandler)) is not None
+                    and _releases_a_stream(ctx, call.args[0].value)
+                ):
+                    yield Mutation(line, cst.Pass(), f"{ctx.code(call)} removed: the stream is not released")
 
     @staticmethod
     def _streams(ctx: SourceContext, item: cst.BaseExpression, asynchronous: bool) -> bool:
@@ -331,8 +396,28 @@ class DropResponseClose(Operator):
             ("contextlib", "closing"),
             ("contextlib", "aclosing"),
         ):
-            return bool(inner.args) and is_stream_value(ctx, inner.args[0].value)
+            return bool(inner.args) and (
+                is_stream_value(ctx, inner.args[0].value) or _opens_stream(inner.args[0].value)
+            )
         return False
+
+
+def _opens_stream(expr: cst.BaseExpression) -> bool:
+    """``model_run_context_stream(...)``, ``self.stream_events(...)``: a call named for the stream
+    it returns (what ``aclosing(...)`` is handed)."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    name = (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else ""
+    )
+    return "stream" in name.lower().split("_")
 
 
 def _releases_a_stream(ctx: SourceContext, receiver: cst.BaseExpression) -> bool:
