@@ -4,6 +4,14 @@ A streamed response holds its connection until it is read to the end or closed. 
 stops reading early (it saw ``message_stop``, the user cancelled, an error was raised) and never
 closes the response leaks the connection: the pool runs dry after a few turns, the server keeps
 generating tokens nobody reads, and an adapter blocked on a full channel hangs forever.
+
+A response is a stream when it comes from a streaming call (``stream=True``, ``.stream(...)``, an
+httpx transport's ``handle_request``), from a class of the file that reads a stream, or is named
+for one in model code. Model code is known by the function (it streams, or its ``async`` twin
+does: SDKs write ``Stream.__stream__`` and ``AsyncStream.__stream__``), by its class (a method of
+it reads the stream, so its ``close()`` releases it) or by the file. The release is a ``close()``
+/ ``aclose()`` on the early-exit path, a close helper handed the stream in a ``finally``, or a
+``with`` / ``closing()`` / ``aclosing()`` around the stream.
 """
 
 from __future__ import annotations
