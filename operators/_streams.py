@@ -552,6 +552,10 @@ def is_http_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS and is_client(ctx, func.value)
 
 
+#: The httpx transport interface: what it returns is a response whose body is a stream.
+TRANSPORT_SENDS = frozenset({"handle_request", "handle_async_request"})
+
+
 def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     """Whether ``expr`` opens a streamed response that holds a connection until released:
     a model or HTTP call with ``stream=True``, ``.messages.stream(...)``, ``client.stream(...)``,
@@ -560,6 +564,8 @@ def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
         expr = expr.expression
     if not isinstance(expr, cst.Call):
         return False
+    if leaf_name(expr.func) in TRANSPORT_SENDS and expr.args:
+        return True  # an httpx transport hands back the response with its body still unread
     flag = keyword(expr, "stream")
     if (
         flag is not None
@@ -633,12 +639,71 @@ def stop_marker(value: str | None) -> bool:
     return text in STOP_MARKERS
 
 
-def _marker_in(node: cst.CSTNode) -> bool:
+def _marker_in(node: cst.CSTNode, ctx: SourceContext | None = None) -> bool:
+    """A stop marker literal, a tuple of them, or (with ``ctx``) a constant standing for the end
+    of the stream: ``DONE = "[DONE]"``, ``SENTINEL = object()`` (see :func:`end_constant`)."""
     if stop_marker(string_value(node)):
         return True
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(stop_marker(string_value(element.value)) for element in node.elements)
-    return False
+        return any(_marker_in(element.value, ctx) for element in node.elements)
+    return ctx is not None and end_constant(ctx, node)
+
+
+#: Words of a sentinel's name that say "the stream is over": ``SENTINEL``, ``_END``, ``EOF``,
+#: ``STREAM_DONE``. ``_MISSING``/``NOT_GIVEN``/``_UNSET`` are sentinels too, for absent values.
+_END_SENTINEL_WORDS = frozenset(
+    "sentinel end eof done stop stopped finished complete completed terminator terminate final last".split()
+)
+_ABSENT_SENTINEL_WORDS = frozenset(
+    "missing unset notset not given default empty none absent undefined".split()
+)
+
+
+def _constants(ctx: SourceContext) -> dict[str, list[cst.BaseExpression]]:
+    """Names bound at module or class level (``DONE = "[DONE]"``, ``_SENTINEL = object()``), with
+    every value bound to them there."""
+
+    def compute() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for assign in ctx.nodes(cst.Assign) + ctx.nodes(cst.AnnAssign):
+            if assign.value is None or ctx.enclosing_function(assign) is not None:
+                continue
+            targets = (
+                [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+            )
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    found.setdefault(target.value, []).append(assign.value)
+        return found
+
+    return _cached(ctx, "constants", compute)
+
+
+def end_constant(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` reads a constant that marks the end of a stream: a module/class constant bound
+    once to a stop marker (``DONE = "[DONE]"``), or to a fresh ``object()`` whose name says the
+    stream is over (``SENTINEL``, ``_END``, ``EOF``; not ``_MISSING``/``NOT_GIVEN``)."""
+    name = (
+        node.value
+        if isinstance(node, cst.Name)
+        else node.attr.value
+        if isinstance(node, cst.Attribute)
+        else None
+    )
+    if name is None:
+        return False
+    values = _constants(ctx).get(name, [])
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if stop_marker(string_value(value)):
+        return True
+    named = tokens(name)
+    return (
+        m.matches(value, m.Call(func=m.Name("object"), args=[]))
+        and bool(named & _END_SENTINEL_WORDS)
+        and not named & _ABSENT_SENTINEL_WORDS
+    )
 
 
 def _stop_class(ctx: SourceContext, node: cst.CSTNode) -> bool:
@@ -659,7 +724,7 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
     parts = single_comparison(test)
     if parts is not None:
         left, op, right = parts
-        if not (_marker_in(left) or _marker_in(right)):
+        if not (_marker_in(left, ctx) or _marker_in(right, ctx)):
             return None
         if isinstance(op, (cst.Equal, cst.Is, cst.In)):
             return True
@@ -672,7 +737,7 @@ def stop_test(ctx: SourceContext, test: cst.CSTNode) -> bool | None:
         return stop_test(ctx, test.args[0].value.elt)  # any(e["type"] == "message_stop" for e in events)
     if isinstance(test, cst.Call):
         method = leaf_name(test.func) if isinstance(test.func, cst.Attribute) else None
-        if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value):
+        if method in ("startswith", "endswith") and test.args and _marker_in(test.args[0].value, ctx):
             return True
         if (
             m.matches(test.func, m.Name("isinstance"))
@@ -744,6 +809,17 @@ def stop_flags(ctx: SourceContext) -> list[cst.BaseExpression]:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.value)):
                 flags.extend(t for t in targets if isinstance(t, (cst.Name, cst.Attribute, cst.Subscript)))
+        # One step further: what is set only once such a flag is set (``terminal_response =
+        # event.response`` on the completed event, then ``if terminal_response is not None:
+        # final_response = ...``) records the marker too.
+        for node in ctx.nodes(cst.If):
+            present = presence_of(node.test)
+            if present is None or not any(same_place(ctx, flag, present) for flag in flags):
+                continue
+            for target, value in _assignments_in(node.body):
+                if isinstance(target, (cst.Name, cst.Attribute)) and not is_literal(value, "False", "None"):
+                    if not any(same_place(ctx, flag, target) for flag in flags):
+                        flags.append(target)
         return flags
 
     return _cached(ctx, "stop_flags", compute)
@@ -753,7 +829,24 @@ def is_stop_flag(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     """Whether ``expr`` reads a variable recorded by :func:`stop_flags` (same function/class)."""
     if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
         return False
-    return any(same_place(ctx, flag, expr) for flag in stop_flags(ctx))
+    if any(same_place(ctx, flag, expr) for flag in stop_flags(ctx)):
+        return True
+    # An accumulator's flag read by its owner: ``if not acc.complete`` for the ``self.complete =
+    # True`` its class sets on the end-of-turn event.
+    return (
+        isinstance(expr, cst.Attribute)
+        and root_name(expr) not in ("self", "cls")
+        and expr.attr.value in _cached(ctx, "object-stop-flags", lambda: _object_stop_flags(ctx))  # type: ignore[operator]
+    )
+
+
+def _object_stop_flags(ctx: SourceContext) -> frozenset[str]:
+    """Attribute names of stop flags an object keeps on itself (``self.complete``)."""
+    return frozenset(
+        flag.attr.value
+        for flag in stop_flags(ctx)
+        if isinstance(flag, cst.Attribute) and root_name(flag) in ("self", "cls")
+    )
 
 
 #: Values a stop/finish reason takes across providers (Anthropic, OpenAI, Gemini, Ollama...).
@@ -912,7 +1005,80 @@ def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:
     func = ctx.enclosing_function(node)
     if func is not None and _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func)):
         return True
+    if func is not None and any(_streams_or_twin(ctx, twin) for twin in async_twins(ctx, func)):
+        return True
+    owner = ctx.parent(ctx.parent(func)) if func is not None else None
+    if isinstance(owner, cst.ClassDef) and _cached(
+        ctx, f"class-streams:{id(owner)}", lambda: _class_streams(ctx, owner)
+    ):
+        return True
     return _cached(ctx, "model-file", lambda: _model_file(ctx))
+
+
+def _streams_or_twin(ctx: SourceContext, func: cst.FunctionDef) -> bool:
+    return _cached(ctx, f"streams:{id(func)}", lambda: _streams_in(ctx, func))  # type: ignore[return-value]
+
+
+def builds_streaming_object(ctx: SourceContext, value: cst.CSTNode) -> bool:
+    """``ChatCompletionStream(...)``: a constructor of a class of this file that reads a stream."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return False
+    return any(
+        cls.name.value == value.func.value
+        and _cached(ctx, f"class-streams:{id(cls)}", lambda cls=cls: _class_streams(ctx, cls))
+        for cls in ctx.nodes(cst.ClassDef)
+    )
+
+
+def _class_streams(ctx: SourceContext, cls: cst.ClassDef) -> bool:
+    """A method of the class (or the async twin of one) reads a stream: its ``close()``,
+    ``__exit__`` and the like release that stream (``Stream.close`` beside ``Stream.__stream__``)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for method in (node for node in body if isinstance(node, cst.FunctionDef)):
+        if _streams_or_twin(ctx, method) or any(_streams_or_twin(ctx, t) for t in async_twins(ctx, method)):
+            return True
+    return False
+
+
+def _sync_spelling(name: str) -> str:
+    """``AsyncStream`` -> ``Stream``, ``async_iter_events``/``iter_events_async`` -> ``iter_events``,
+    ``__aexit__`` -> ``__exit__``."""
+    if name.startswith("__a") and name.endswith("__") and len(name) > 5:
+        return "__" + name[3:]
+    for prefix in ("Async", "async_", "_async_"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :] if prefix != "_async_" else "_" + name[len(prefix) :]
+    for suffix in ("_async", "Async"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def async_twins(ctx: SourceContext, func: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """The ``async def`` counterparts of a plain ``def`` in the same file: SDKs write every stream
+    twice (``Stream.__stream__`` and ``AsyncStream.__stream__``, ``iter_lines`` and
+    ``aiter_lines``), and what the async one shows (an ``async for`` over the response) holds
+    for the sync one, which reads through a plain ``for``."""
+    if func.asynchronous is not None:
+        return []
+
+    def compute() -> dict[tuple[str, ...], list[cst.FunctionDef]]:
+        index: dict[tuple[str, ...], list[cst.FunctionDef]] = {}
+        for other in ctx.nodes(cst.FunctionDef):
+            if other.asynchronous is None:
+                continue
+            scope = ctx.scope_of(other.name)
+            *owners, own = scope or (other.name.value,)
+            keys = {own, _sync_spelling(own)}
+            if own.startswith("a") and len(own) > 1:
+                keys.add(own[1:])  # aiter_lines / iter_lines, aclose / close
+            for key in keys:
+                index.setdefault((*map(_sync_spelling, owners), key), []).append(other)
+        return index
+
+    index = _cached(ctx, "async-twins", compute)
+    scope = ctx.scope_of(func.name)
+    return [twin for twin in index.get(tuple(map(_sync_spelling, scope)), []) if twin is not func]  # type: ignore[union-attr]
 
 
 def _streams_in(ctx: SourceContext, func: cst.FunctionDef) -> bool:
@@ -923,6 +1089,7 @@ def _streams_in(ctx: SourceContext, func: cst.FunctionDef) -> bool:
         if (
             is_model_call(call)
             or leaf_name(call.func) in SSE_READS
+            or (flag and not is_literal(flag.value, "False", "None") and is_http_call(ctx, call))
             or (flag and is_literal(flag.value, "True"))
         ):
             return True

@@ -156,7 +156,7 @@ TOOLISH = frozenset(
     ("tool tools function functions fn func handler handlers registry toolbox toolset toolkit").split()
 )
 #: Things that say "this branch refuses": error results, refusal reasons.
-_REFUSAL_WORDS = frozenset(
+REFUSAL_WORDS = _REFUSAL_WORDS = frozenset(
     (
         "error errors err unknown invalid denied deny refuse refused refusal reject rejected forbidden "
         "unauthorized unauthorised disallowed permission missing cancelled canceled declined abort aborted "
@@ -381,9 +381,40 @@ _CONTENT_KEYS = ("content", "output", "result")
 _DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id": "responses"}
 
 
-def _classify(fields: Fields) -> ToolResult | None:
+#: Other names a result object gives what the tool produced: ``StepResult(call_id=...,
+#: observation=...)``, ``{"tool_call_id": ..., "text": ...}``.
+_PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value", "outputs", "results")
+
+
+_RESULT_NOUNS = frozenset(
+    "result results output outputs return observation response reply message outcome step".split()
+)
+
+
+def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str | None:
+    """The field whose value is what a tool invocation returned (``observation=tools[name].run(args)``,
+    or a local bound to it), whatever the field is called -- in a dict or in an object named for a
+    result (``StepResult``), not in the arguments of an error formatter (``ToolErrorFormatterArgs``)."""
+    if isinstance(fields.node, cst.Call) and not words(final_name(fields.node) or "") & _RESULT_NOUNS:
+        return None
+    for key, values in fields.values.items():
+        if key == id_key:
+            continue
+        for value in values:
+            candidates = local_values(ctx, value) if isinstance(value, cst.Name) else [value]
+            for candidate in candidates:
+                inner = candidate.expression if isinstance(candidate, cst.Await) else candidate
+                if isinstance(inner, cst.Call) and is_tool_invocation(ctx, inner):
+                    return key
+    return None
+
+
+def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
     keys = fields.values.keys()
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
+    roles = {string_value(value) for value in fields.all("role")}
+    if "tool" in roles:  # ``msg["role"] = "tool"`` in one branch, ``"user"`` in the other
+        role = "tool"
     if kind == "tool_result":
         return ToolResult(fields, "anthropic", "tool_use_id", "content")
     if kind == "function_call_output":
@@ -397,6 +428,10 @@ def _classify(fields: Fields) -> ToolResult | None:
         # API's ``{"tool_call_id": ..., "output": ...}``, autogen's ``FunctionExecutionResult``)
         id_key = next((k for k in _ID_KEYS if k in keys), None)
         content_key = next((k for k in _CONTENT_KEYS if k in keys), None)
+        if id_key and content_key is None:
+            content_key = next((k for k in _PAYLOAD_KEYS if k in keys), None)
+        if id_key and content_key is None and ctx is not None:
+            content_key = _payload_from_tool(ctx, fields, id_key)
         if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
             return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
@@ -411,7 +446,7 @@ def tool_results(ctx: SourceContext) -> list[ToolResult]:
         found = []
         for node in [*ctx.findall(m.Dict()), *ctx.findall(m.Call())]:
             fields = fields_of(ctx, node)
-            result = _classify(fields) if fields else None
+            result = _classify(fields, ctx) if fields else None
             if result is not None and not in_test(ctx, node):
                 found.append(result)
         return found
@@ -829,6 +864,16 @@ _READS = frozenset("get pop items values keys copy setdefault".split())
 _VALIDATE_WORDS = frozenset(
     ("validate validates validation validator valid violation violations conforms verify check").split()
 )
+#: What a validator named for it checks is the request or the run's configuration, not a tool
+#: call's arguments: ``validate_output_config_conflict``, ``validate_session_conversation_settings``,
+#: ``_validate_resumed_session_output_guardrail_safety``, ``_validate_input_content_types``,
+#: ``validate_pending_input_filter``, ``_validate_token_budget``.
+REQUEST_SUBJECTS = frozenset(
+    (
+        "config configuration settings setting session conversation guardrail guardrails output content "
+        "types filter budget token tokens header headers options credentials auth env environment request"
+    ).split()
+)
 #: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
 PYDANTIC_VALIDATORS = frozenset(
     ("model_validate model_validate_json parse_obj parse_raw validate_python validate_json").split()
@@ -845,12 +890,74 @@ def is_argument_name(name: str | None) -> bool:
     return bool(found & _ARG_LEAVES) and found <= _ARG_LEAVES | _ARG_MODIFIERS
 
 
+#: Words that make an arguments name a tool call's own: ``tool_input``, ``fn_kwargs``, ``call.args``.
+_TOOL_CALL_WORDS = frozenset("tool call function fn func action use tc".split())
+
+
 def _names_arguments(ctx: SourceContext, node: cst.CSTNode, name: str | None) -> bool:
-    """``params`` is also what JSON-RPC and HTTP call their request data: it names a tool's
-    arguments only in tool-handling code."""
+    """``arguments`` (and ``args``, unless it is the function's own ``*args``) is what tool-calling
+    APIs call a call's arguments. ``kwargs``/``input``/``params`` are also what a model request, a
+    runnable or an HTTP call takes (``kwargs.pop("extra_headers")``, ``filtered.input``): they
+    name a tool's arguments only when qualified by the call (``tool_input``, ``call.input``,
+    ``block.input``) or in tool-handling code."""
     if not is_argument_name(name):
         return False
-    return bool(words(name or "") & (_ARG_LEAVES - {"params"})) or in_tool_context(ctx, node)
+    found = words(name or "")
+    if found & {"arguments", "argument"} or found & _TOOL_CALL_WORDS:
+        return True
+    if found & {"args", "arg"} and not _own_varargs(ctx, node):
+        return True
+    if isinstance(node, (cst.Attribute, cst.Subscript)) and node_words(ctx, node.value) & (
+        _TOOL_CALL_WORDS | {"block", "tool_call", "tool_use"}
+    ):
+        return True
+    return in_tool_context(ctx, node)
+
+
+def _own_varargs(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``args`` is the enclosing function's own ``*args``/``**kwargs``: what its caller passed."""
+    func = ctx.enclosing_function(node)
+    if func is None or not isinstance(node, cst.Name):
+        return False
+    stars = (func.params.star_arg, func.params.star_kwarg)
+    return any(isinstance(p, cst.Param) and p.name.value == node.value for p in stars)
+
+
+def _argument_parameters(ctx: SourceContext) -> frozenset[tuple[int, str]]:
+    """(function id, parameter) of the functions of this file that are handed a tool call's
+    arguments: ``problems = contract.problems(call.arguments)`` makes ``payload`` in ``def
+    problems(self, payload)`` the arguments, whatever it is called."""
+
+    def compute() -> frozenset[tuple[int, str]]:
+        definitions: dict[str, list[cst.FunctionDef]] = {}
+        for func in ctx.nodes(cst.FunctionDef):
+            definitions.setdefault(func.name.value, []).append(func)
+        found: set[tuple[int, str]] = set()
+        for call in ctx.nodes(cst.Call):
+            targets = definitions.get(final_name(call) or "")
+            if not targets or in_test(ctx, call):
+                continue
+            for position, arg in enumerate(call.args):
+                if arg.star or not mentions_arguments(ctx, arg.value, flow=False):
+                    continue
+                for func in targets:
+                    params = [*func.params.posonly_params, *func.params.params]
+                    if arg.keyword is not None:
+                        names = {p.name.value for p in (*params, *func.params.kwonly_params)}
+                        if arg.keyword.value in names:
+                            found.add((id(func), arg.keyword.value))
+                        continue
+                    bound = (
+                        isinstance(call.func, cst.Attribute)
+                        and params
+                        and params[0].name.value in ("self", "cls")
+                    )
+                    index = position + (1 if bound else 0)
+                    if index < len(params):
+                        found.add((id(func), params[index].name.value))
+        return frozenset(found)
+
+    return ctx.cached(("tools", "argument_parameters"), compute)
 
 
 def leaf_name(expr: cst.BaseExpression) -> str | None:
@@ -864,7 +971,9 @@ def leaf_name(expr: cst.BaseExpression) -> str | None:
     return final_name(expr)
 
 
-def mentions_arguments(ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+def mentions_arguments(
+    ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0, flow: bool = True
+) -> bool:
     """Whether ``expr`` reads the tool call's arguments: ``args``, ``call.input``,
     ``tc.function.arguments``, ``args["city"]``, ``arguments.get(key)``, ``json.loads(raw_args)``,
     ``kwargs or {}``, or a local bound to one of those. The *result* of a call that merely takes
@@ -872,28 +981,33 @@ def mentions_arguments(ctx: SourceContext, expr: cst.BaseExpression, depth: int 
     if depth > 3:
         return False
     if isinstance(expr, cst.Await):
-        return mentions_arguments(ctx, expr.expression, depth + 1)
+        return mentions_arguments(ctx, expr.expression, depth + 1, flow)
     if isinstance(expr, cst.BooleanOperation):
-        return mentions_arguments(ctx, expr.left, depth + 1)
+        return mentions_arguments(ctx, expr.left, depth + 1, flow)
     if isinstance(expr, cst.IfExp):
-        return mentions_arguments(ctx, expr.body, depth + 1) or mentions_arguments(
-            ctx, expr.orelse, depth + 1
+        return mentions_arguments(ctx, expr.body, depth + 1, flow) or mentions_arguments(
+            ctx, expr.orelse, depth + 1, flow
         )
     if isinstance(expr, cst.Call):
         name = final_name(expr)
         if isinstance(expr.func, cst.Attribute) and name in _READS:
-            return mentions_arguments(ctx, expr.func.value, depth + 1)
+            return mentions_arguments(ctx, expr.func.value, depth + 1, flow)
         if name in ("loads", "dict", "deepcopy") and expr.args:
-            return mentions_arguments(ctx, expr.args[0].value, depth + 1)
+            return mentions_arguments(ctx, expr.args[0].value, depth + 1, flow)
         return False
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
-        return _names_arguments(ctx, expr, leaf_name(expr)) or mentions_arguments(ctx, expr.value, depth + 1)
-    if isinstance(expr, cst.Name):
-        return _names_arguments(ctx, expr, expr.value) or any(
-            mentions_arguments(ctx, value, depth + 1)
-            for value in local_values(ctx, expr)
-            if value is not expr
+        return _names_arguments(ctx, expr, leaf_name(expr)) or mentions_arguments(
+            ctx, expr.value, depth + 1, flow
         )
+    if isinstance(expr, cst.Name):
+        if flow and (id(ctx.enclosing_function(expr)), expr.value) in _argument_parameters(ctx):
+            return True
+        values = [value for value in local_values(ctx, expr) if value is not expr]
+        if any(mentions_arguments(ctx, value, depth + 1, flow) for value in values):
+            return True
+        if values and all(isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) for value in values):
+            return False  # ``input_args = self.args_schema``: what it was bound to says what it is
+        return _names_arguments(ctx, expr, expr.value)
     return False
 
 
@@ -942,6 +1056,8 @@ def is_validation_call(ctx: SourceContext, call: cst.Call) -> bool:
     if own & _INVOKE_VERBS:  # ``call_fn_with_arg_validation(...)`` runs the tool, it does not only check
         return False
     rest = own - _VALIDATE_WORDS - {"is", "errors", "iter", "against", "with", "for", "and", "all"}
+    if rest & REQUEST_SUBJECTS:  # ``validate_output_config_conflict(params.get(...))`` checks the request
+        return False
     named_for_arguments = bool(rest & _ARG_LEAVES) and rest <= _ARG_LEAVES | _ARG_MODIFIERS
     if "check" in own and not (named_for_arguments or rest <= {"schema", "required", "types", "type"}):
         return False  # ``check_per_request_input_tokens(...)`` checks something else

@@ -50,6 +50,44 @@ class AcceptTruncatedToolArguments(Operator):
             before=(
                 "import json\n"
                 "\n"
+                "def parse_actions(tool_calls):\n"
+                "    actions = []\n"
+                "    for tool_call in tool_calls:\n"
+                "        error = ''\n"
+                "        try:\n"
+                "            args = json.loads(tool_call.function.arguments)\n"
+                "        except Exception as e:\n"
+                "            error = f'Error parsing tool call arguments: {e}'\n"
+                "        if error:\n"
+                "            raise FormatError(error)\n"
+                "        actions.append({'command': args.get('command'), 'id': tool_call.id})\n"
+                "    return actions\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def parse_actions(tool_calls):\n"
+                "    actions = []\n"
+                "    for tool_call in tool_calls:\n"
+                "        error = ''\n"
+                "        try:\n"
+                "            try:\n"
+                "                args = json.loads(tool_call.function.arguments)\n"
+                "            except ValueError:\n"
+                "                args = {}\n"
+                "        except Exception as e:\n"
+                "            error = f'Error parsing tool call arguments: {e}'\n"
+                "        if error:\n"
+                "            raise FormatError(error)\n"
+                "        actions.append({'command': args.get('command'), 'id': tool_call.id})\n"
+                "    return actions\n"
+            ),
+            note="the handler only records the error for a raise after the try: the parse becomes lenient",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
                 "def parse_arguments(tool_call):\n"
                 "    try:\n"
                 "        args = json.loads(tool_call.function.arguments)\n"
@@ -164,9 +202,59 @@ class AcceptTruncatedToolArguments(Operator):
                     line, _lenient_try(line, fallback), f"{accepted}: the parse error is swallowed"
                 )
                 continue
-            for handler in handlers:
-                for statement in _failing_statements(handler):
-                    yield Mutation(statement, fallback, f"{accepted} instead of failing the turn")
+            failing = [(h, line) for h in handlers for line in _failing_statements(h)]
+            for _, statement in failing:
+                yield Mutation(statement, fallback, f"{accepted} instead of {_handling(ctx, statement)}")
+            if not failing and not _already_lenient(ctx, line, handlers):
+                # The handler records the error for later (``error = exc`` then a raise after the
+                # try, ``invalid_calls.append(...)``): the parse itself is made lenient, so the
+                # handler is never reached and the rest of the try runs with the empty value.
+                first = (
+                    ctx.code(handlers[0].body.body[0]).strip().splitlines()[0]
+                    if handlers[0].body.body
+                    else ""
+                )
+                yield Mutation(
+                    line,
+                    _lenient_try(line, fallback),
+                    f"{accepted} instead of reaching the except handler (`{first}`)",
+                )
+
+
+def _already_lenient(
+    ctx: SourceContext, line: cst.SimpleStatementLine, handlers: list[cst.ExceptHandler]
+) -> bool:
+    """A handler gives the parse's target a value itself (``except JSONDecodeError: args = {}``):
+    the code already accepts unreadable arguments, there is nothing to make lenient."""
+    targets = {ctx.code(t.target) for s in line.body if isinstance(s, cst.Assign) for t in s.targets}
+    for handler in handlers:
+        for node in ctx.descendants(handler.body, m.Assign()):
+            if any(ctx.code(t.target) in targets for t in node.targets):
+                return True
+    return False
+
+
+def _handling(ctx: SourceContext, line: cst.SimpleStatementLine) -> str:
+    """What the handler's line does with the parse error, read off the code: ``raising
+    TruncatedToolArgumentsError``, ``returning None``, ``returning format_invalid_arguments(...)``,
+    ``skipping the call`` -- a helper that returns ``None`` never failed any turn."""
+    for statement in line.body:
+        if isinstance(statement, cst.Raise):
+            if statement.exc is None:
+                return "re-raising the parse error"
+            exc = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+            return f"raising {ctx.code(exc)}"
+        if isinstance(statement, cst.Return):
+            if statement.value is None:
+                return "returning None"
+            value = statement.value
+            text = ctx.code(value.func) + "(...)" if isinstance(value, cst.Call) else ctx.code(value)
+            return f"returning {text.splitlines()[0]}"
+        if isinstance(statement, cst.Continue):
+            return "skipping the call (continue)"
+        if isinstance(statement, cst.Break):
+            return "stopping the loop (break)"
+    return "handling the parse error"
 
 
 def _lenient_value(call: cst.Call) -> cst.BaseExpression:

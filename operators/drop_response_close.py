@@ -4,6 +4,14 @@ A streamed response holds its connection until it is read to the end or closed. 
 stops reading early (it saw ``message_stop``, the user cancelled, an error was raised) and never
 closes the response leaks the connection: the pool runs dry after a few turns, the server keeps
 generating tokens nobody reads, and an adapter blocked on a full channel hangs forever.
+
+A response is a stream when it comes from a streaming call (``stream=True``, ``.stream(...)``, an
+httpx transport's ``handle_request``), from a class of the file that reads a stream, or is named
+for one in model code. Model code is known by the function (it streams, or its ``async`` twin
+does: SDKs write ``Stream.__stream__`` and ``AsyncStream.__stream__``), by its class (a method of
+it reads the stream, so its ``close()`` releases it) or by the file. The release is a ``close()``
+/ ``aclose()`` on the early-exit path, a close helper handed the stream in a ``finally``, or a
+``with`` / ``closing()`` / ``aclosing()`` around the stream.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     bound_values,
+    builds_streaming_object,
     is_http_call,
     is_stream_value,
     model_context,
@@ -132,6 +141,198 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "class Stream:\n"
+                "    def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            for sse in self._decoder.iter_bytes(response.iter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            response.close()\n"
+                "\n"
+                "class AsyncStream:\n"
+                "    async def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            async for sse in self._decoder.aiter_bytes(response.aiter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            await response.aclose()\n"
+            ),
+            after=(
+                "class Stream:\n"
+                "    def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            for sse in self._decoder.iter_bytes(response.iter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            pass\n"
+                "\n"
+                "class AsyncStream:\n"
+                "    async def __stream__(self):\n"
+                "        response = self.response\n"
+                "        try:\n"
+                "            async for sse in self._decoder.aiter_bytes(response.aiter_bytes()):\n"
+                "                yield sse.json()\n"
+                "        finally:\n"
+                "            await response.aclose()\n"
+            ),
+            note="the sync twin of an SDK stream: its async twin shows it reads a model stream",
+        ),
+        Example(
+            before=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    async def __aiter__(self):\n"
+                "        async for line in self.response.aiter_lines():\n"
+                "            yield line\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        await self.response.aclose()\n"
+            ),
+            after=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    async def __aiter__(self):\n"
+                "        async for line in self.response.aiter_lines():\n"
+                "            yield line\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        pass\n"
+            ),
+            note="a stream object's own aclose(): another method of its class reads the stream",
+        ),
+        Example(
+            before=(
+                "class Download:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "\n"
+                "    def read(self):\n"
+                "        return self.response.content\n"
+                "\n"
+                "    def close(self):\n"
+                "        self.response.close()\n"
+            ),
+            note="a class that never reads a stream: its close() releases no model stream",
+        ),
+        Example(
+            before=(
+                "class RetryingTransport:\n"
+                "    def handle_request(self, request):\n"
+                "        response = self.wrapped.handle_request(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            response.close()\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            after=(
+                "class RetryingTransport:\n"
+                "    def handle_request(self, request):\n"
+                "        response = self.wrapped.handle_request(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            pass\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            note="an httpx transport's response (body unread) released before the retry that follows",
+        ),
+        Example(
+            before=(
+                "from contextlib import aclosing\n"
+                "\n"
+                "async def relay(model, queue):\n"
+                "    async with aclosing(model.stream_events()) as events:\n"
+                "        async for event in events:\n"
+                "            queue.put_nowait(event)\n"
+            ),
+            after=(
+                "from contextlib import aclosing\n"
+                "\n"
+                "async def relay(model, queue):\n"
+                '    async with __import__("contextlib").nullcontext(model.stream_events()) as events:\n'
+                "        async for event in events:\n"
+                "            queue.put_nowait(event)\n"
+            ),
+            note="aclosing() around a call named for the stream it returns",
+        ),
+        Example(
+            before=(
+                "async def attempt(get_stream, sink):\n"
+                "    stream = get_stream()\n"
+                "    try:\n"
+                "        async for event in stream:\n"
+                "            await sink(event)\n"
+                "    finally:\n"
+                "        await _close_quietly(stream)\n"
+            ),
+            after=(
+                "async def attempt(get_stream, sink):\n"
+                "    stream = get_stream()\n"
+                "    try:\n"
+                "        async for event in stream:\n"
+                "            await sink(event)\n"
+                "    finally:\n"
+                "        pass\n"
+            ),
+            note="a helper named for closing, handed the stream in a finally",
+        ),
+        Example(
+            before=(
+                "from contextlib import closing\n"
+                "\n"
+                "def export(path, rows):\n"
+                "    handle = open_file(path)\n"
+                "    try:\n"
+                "        with closing(make_writer(handle)) as writer:\n"
+                "            writer.write(rows)\n"
+                "    finally:\n"
+                "        close_quietly(handle)\n"
+            ),
+            note="closing() and a close helper around a file, not a stream",
+        ),
+        Example(
+            before=(
+                "class Router:\n"
+                "    def route(self, request):\n"
+                "        response = self.app.handle(request)\n"
+                "        try:\n"
+                "            self.validate(response)\n"
+                "        except Exception:\n"
+                "            response.close()\n"
+                "            raise\n"
+                "        return response\n"
+            ),
+            note="a response from something that is not an HTTP transport, in code that streams nothing",
+        ),
+        Example(
+            before=(
+                "class Downloader:\n"
+                "    def fetch(self, url):\n"
+                "        response = self.http.get(url)\n"
+                "        try:\n"
+                "            return response.content\n"
+                "        finally:\n"
+                "            response.close()\n"
+                "\n"
+                "class AsyncReader:\n"
+                "    async def fetch(self, url):\n"
+                "        async for chunk in self.http.stream(url):\n"
+                "            yield chunk\n"
+            ),
+            note="an async method of the same name in another class is no twin of this one",
+        ),
+        Example(
+            before=(
                 "def save(path, lines, lock):\n"
                 "    with open(path, 'w') as out, lock:\n"
                 "        out.writelines(lines)\n"
@@ -176,6 +377,17 @@ class DropResponseClose(Operator):
                     yield Mutation(
                         line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released"
                     )
+        for call in ctx.findall(m.Call(func=m.Name())):
+            # ``_close_async_iterator_quietly(stream)`` in a ``finally``: a helper named for closing,
+            # handed the stream
+            if "close" in {w.lower() for w in call.func.value.split("_")} and len(call.args) == 1:
+                line = _statement_of(ctx, call)
+                if (
+                    line is not None
+                    and ctx.enclosing(line, (cst.Finally, cst.ExceptHandler)) is not None
+                    and _releases_a_stream(ctx, call.args[0].value)
+                ):
+                    yield Mutation(line, cst.Pass(), f"{ctx.code(call)} removed: the stream is not released")
 
     @staticmethod
     def _streams(ctx: SourceContext, item: cst.BaseExpression, asynchronous: bool) -> bool:
@@ -192,14 +404,37 @@ class DropResponseClose(Operator):
             ("contextlib", "closing"),
             ("contextlib", "aclosing"),
         ):
-            return bool(inner.args) and is_stream_value(ctx, inner.args[0].value)
+            return bool(inner.args) and (
+                is_stream_value(ctx, inner.args[0].value) or _opens_stream(inner.args[0].value)
+            )
         return False
+
+
+def _opens_stream(expr: cst.BaseExpression) -> bool:
+    """``model_run_context_stream(...)``, ``self.stream_events(...)``: a call named for the stream
+    it returns (what ``aclosing(...)`` is handed)."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    name = (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else ""
+    )
+    return "stream" in name.lower().split("_")
 
 
 def _releases_a_stream(ctx: SourceContext, receiver: cst.BaseExpression) -> bool:
     """The receiver holds a streamed response: bound to a streaming call, or named like one in
     code that talks to a model (a tool's ``response.close()`` is no model stream)."""
-    if any(streaming_producer(ctx, value) for value in bound_values(ctx, receiver)):
+    if any(
+        streaming_producer(ctx, value) or builds_streaming_object(ctx, value)
+        for value in bound_values(ctx, receiver)
+    ):
         return True
     return is_stream_value(ctx, receiver) and model_context(ctx, receiver)
 

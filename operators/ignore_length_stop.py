@@ -20,6 +20,7 @@ from operators._streams import (
     LENGTH_ENUM_MEMBERS,
     LENGTH_MARKERS,
     NORMAL_END_MARKERS,
+    STOP_REASON_VALUES,
     TRUE,
     fails,
     is_bare_reason_name,
@@ -96,6 +97,75 @@ class IgnoreLengthStop(Operator):
                 "}\n"
             ),
             note="a dict literal mapping provider stop reasons onto neutral ones",
+        ),
+        Example(
+            before=(
+                "from anthropic.types import StopReason\n"
+                "\n"
+                "TO_OPENAI = dict(tool_use='tool_calls', max_tokens='length')\n"
+                "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'length'}\n"
+            ),
+            after=(
+                "from anthropic.types import StopReason\n"
+                "\n"
+                "TO_OPENAI = dict(tool_use='tool_calls', max_tokens='stop')\n"
+                "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'length'}\n"
+            ),
+            note="a dict(...) table without a normal entry: 'length' becomes the normal 'stop'",
+        ),
+        Example(
+            before=(
+                "async def consume(events):\n"
+                "    async for event in events:\n"
+                "        if event.type == 'response.completed':\n"
+                "            return event.response\n"
+                "        elif getattr(event, 'type', None) in {'response.incomplete', 'response.failed'}:\n"
+                "            raise TerminalFailure(event.type)\n"
+            ),
+            after=(
+                "async def consume(events):\n"
+                "    async for event in events:\n"
+                "        if event.type == 'response.completed':\n"
+                "            return event.response\n"
+                "        elif getattr(event, 'type', None) in {'response.failed'}:\n"
+                "            raise TerminalFailure(event.type)\n"
+            ),
+            note="the Responses API's response.incomplete terminal event, whatever holds the event type",
+        ),
+        Example(
+            before=(
+                "TERMINAL = ['response.completed', 'response.incomplete', 'response.failed']\n"
+                "\n"
+                "def check(event, text):\n"
+                "    if not text and event.type != 'response.incomplete':\n"
+                "        raise EmptyResponse(event)\n"
+                "    return text\n"
+            ),
+            note="a list of event names, and a test that only exempts a cut response from another error",
+        ),
+        Example(
+            before=(
+                "from anthropic.types import StopReason\n"
+                "\n"
+                "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'length'}\n"
+            ),
+            after=(
+                "from anthropic.types import StopReason\n"
+                "\n"
+                "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'stop'}\n"
+            ),
+            note="a table keyed by enum members named for the stop reasons",
+        ),
+        Example(
+            before=(
+                "OPENAI_TO_GEMINI = {\n"
+                "    'max_tokens': 'max_output_tokens',\n"
+                "    'temperature': 'temperature',\n"
+                "    'top_p': 'top_p',\n"
+                "    'stop': 'stop_sequences',\n"
+                "}\n"
+            ),
+            note="a table renaming request parameters, keyed by 'max_tokens' and 'stop' among others",
         ),
         Example(
             before=("def done(response):\n    return response.status != 'incomplete'\n"),
@@ -181,7 +251,7 @@ class IgnoreLengthStop(Operator):
         for case in ctx.findall(m.MatchCase()):
             if _reasonish(ctx.parent(case).subject):  # type: ignore[union-attr]
                 yield from _case(case)
-        for mapping in ctx.findall(m.Dict()):
+        for mapping in ctx.findall(m.Dict() | m.Call(func=m.Name("dict"))):
             yield from _mapping(ctx, mapping)
 
 
@@ -250,6 +320,18 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     left, target = comparison.left, comparison.comparisons[0]
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        events = [e for e in right.elements if string_value(e.value) in LENGTH_EVENTS]
+        if events and not (isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison)):
+            # ``event.type in {"response.incomplete", "response.failed"}``: the terminal event that
+            # says the output limit (or a filter) cut the response, whatever holds the type
+            for element in events:
+                smaller = without_element(right, element)
+                label = f"{ctx.code(element.value)} no longer counts as a cut response"
+                if smaller is None:
+                    yield Mutation(comparison, FALSE if isinstance(op, cst.In) else TRUE, label)
+                else:
+                    yield Mutation(right, smaller, label)
+            return
         if isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison):
             return
         if not _reasonish(left) or any(string_value(e.value) in NORMAL_END_MARKERS for e in right.elements):
@@ -271,7 +353,9 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     if isinstance(op, _NEGATIVE) and _exempts_from_other_error(ctx, comparison):
         return
     for field, value in ((left, right), (right, left)):
-        if _reasonish(field) and _length_value(value) and _matches_field(field, value):
+        if string_value(value) in LENGTH_EVENTS or (
+            _reasonish(field) and _length_value(value) and _matches_field(field, value)
+        ):
             never = FALSE if isinstance(op, _POSITIVE) else TRUE
             yield Mutation(comparison, never, "the max_tokens/length stop check never fires")
             return
@@ -284,14 +368,67 @@ def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
     return True
 
 
-def _mapping(ctx: SourceContext, mapping: cst.Dict) -> Iterator[Mutation]:
-    """``{"end_turn": "stop", "max_tokens": "length"}``: the length entry maps to the normal end."""
-    entries = [e for e in mapping.elements if isinstance(e, cst.DictElement)]
-    keys = {string_value(e.key): e for e in entries}
-    normal = next((keys[k] for k in keys if k in NORMAL_END_MARKERS), None)
-    if normal is None or not isinstance(normal.value, (cst.SimpleString, cst.Attribute, cst.Name)):
+#: Terminal stream events that mean the output was cut (the Responses API's ``response.incomplete``
+#: carries ``incomplete_details.reason == "max_output_tokens"``).
+LENGTH_EVENTS = frozenset({"response.incomplete"})
+#: The normal end in the same vocabulary as a length value, for a table without a normal entry
+#: (``{"tool_use": "tool_calls", "max_tokens": "length"}``).
+_NORMAL_FOR = {
+    "length": "stop",
+    "max_tokens": "end_turn",
+    "MAX_TOKENS": "STOP",
+    "max_output_tokens": "completed",
+}
+#: Words of a value that stands for a cut reply: ``"length"``, ``"truncated"``, ``"incomplete"``.
+_CUT_VALUE_WORDS = frozenset("length truncated truncation incomplete limit cut".split())
+
+
+def _table_key(node: cst.CSTNode) -> str | None:
+    """A table key as a stop reason: ``"max_tokens"``, or ``StopReason.MAX_TOKENS`` read as
+    ``max_tokens`` (an enum member named for the reason)."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value.lower()
+    return string_value(node)
+
+
+def _table_entries(mapping: cst.Dict | cst.Call) -> list[tuple[str | None, cst.BaseExpression]]:
+    """``{key: value}`` entries of a dict literal, or the keywords of ``dict(end_turn=..., ...)``."""
+    if isinstance(mapping, cst.Dict):
+        return [(_table_key(e.key), e.value) for e in mapping.elements if isinstance(e, cst.DictElement)]
+    return [(arg.keyword.value, arg.value) for arg in mapping.args if arg.keyword is not None]
+
+
+def _reason_value(node: cst.CSTNode) -> bool:
+    """What a stop-reason table maps a reason to: another reason (``"length"``), a word for a cut
+    reply (``"truncated"``), an enum member (``FinishReason.LENGTH``) -- not a request parameter
+    (``"max_output_tokens"`` in a parameter-renaming table is keyed by ``"max_tokens"`` too)."""
+    if isinstance(node, cst.Attribute):
+        return True
+    value = string_value(node)
+    return value is not None and (value in STOP_REASON_VALUES or bool(tokens(value) & _CUT_VALUE_WORDS))
+
+
+def _mapping(ctx: SourceContext, mapping: cst.Dict | cst.Call) -> Iterator[Mutation]:
+    """``{"end_turn": "stop", "max_tokens": "length"}`` (or ``dict(...)``, or enum keys): the
+    length entry maps to the normal end. Only a table most of whose keys are stop reasons is one
+    (``{"max_tokens": "max_output_tokens", "stop": "stop_sequences", ...}`` renames parameters)."""
+    entries = [(key, value) for key, value in _table_entries(mapping) if key is not None]
+    reasons = [key for key, _ in entries if key in STOP_REASON_VALUES or key.upper() in STOP_REASON_VALUES]
+    if len(reasons) < 2 or 2 * len(reasons) <= len(entries):
         return
-    for key, entry in keys.items():
-        if key in LENGTH_MARKERS and isinstance(entry.value, (cst.SimpleString, cst.Attribute)):
-            if ctx.code(entry.value) != ctx.code(normal.value):
-                yield Mutation(entry.value, normal.value, f"stop reason {key!r} maps to the normal end")
+    normal = next((value for key, value in entries if key in NORMAL_END_MARKERS), None)
+    if normal is not None and not isinstance(normal, (cst.SimpleString, cst.Attribute, cst.Name)):
+        return
+    for key, value in entries:
+        if key not in LENGTH_MARKERS and key.upper() not in LENGTH_ENUM_MEMBERS:
+            continue
+        if not isinstance(value, (cst.SimpleString, cst.Attribute)) or not _reason_value(value):
+            continue
+        target = normal
+        if target is None:
+            default = _NORMAL_FOR.get(string_value(value) or "")
+            if default is None:
+                continue
+            target = cst.SimpleString(repr(default))
+        if ctx.code(value) != ctx.code(target):
+            yield Mutation(value, target, f"stop reason {key!r} maps to the normal end ({ctx.code(target)})")

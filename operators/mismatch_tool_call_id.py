@@ -123,6 +123,59 @@ class MismatchToolCallId(Operator):
         ),
         Example(
             before=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation)\n"
+            ),
+            after=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                '    return StepResult(call_id=call.id + "x", observation=observation)\n'
+            ),
+            note="a result object (StepResult) pairing the call id with the tool's observation",
+        ),
+        Example(
+            before=(
+                "def plan(message):\n"
+                "    return [ToolCall(call_id=c.id, name=c.function.name, arguments=c.function.arguments)\n"
+                "            for c in message.tool_calls]\n"
+            ),
+            note="a call object carries an id and arguments, but nothing a tool produced",
+        ),
+        Example(
+            before=(
+                "def observation(action, content):\n"
+                "    msg = {'content': content}\n"
+                "    if 'tool_call_id' in action:\n"
+                "        msg['tool_call_id'] = action['tool_call_id']\n"
+                "        msg['role'] = 'tool'\n"
+                "    else:\n"
+                "        msg['role'] = 'user'\n"
+                "    return msg\n"
+            ),
+            after=(
+                "def observation(action, content):\n"
+                "    msg = {'content': content}\n"
+                "    if 'tool_call_id' in action:\n"
+                "        msg['tool_call_id'] = action['tool_call_id'] + \"x\"\n"
+                "        msg['role'] = 'tool'\n"
+                "    else:\n"
+                "        msg['role'] = 'user'\n"
+                "    return msg\n"
+            ),
+            note="a message that becomes role 'tool' in one branch only, its keys written after the literal",
+        ),
+        Example(
+            before=(
+                "def echo(action, content):\n"
+                "    msg = {'content': content, 'tool_call_id': action['id']}\n"
+                "    msg['role'] = 'user'\n"
+                "    return msg\n"
+            ),
+            note="a user message that mentions a call id is no tool result",
+        ),
+        Example(
+            before=(
                 "def echo(message, block):\n"
                 '    message.append({"type": "tool_use", "id": block.id, "name": block.name, "input": '
                 "block.input})\n"

@@ -20,6 +20,13 @@ Recognised guards (``if``/``elif``/``assert``/conditional expressions, either po
   nested answer check) is left to that inner check; one checked while a tool is configured
   (``__post_init__``) is no gate.
 
+A guard whose avoided side itself approves the call (``if approval_status is True:
+approved.append(run); continue``) or whose bypassed rejection falls through to the pending path is
+not a "never refuses" site: skipping the first is stricter, the second sends a decided call back to
+pending. Where such an approving branch is followed by the pending path, the mutant takes the
+approving branch always (``if not needs_approval:`` -> ``if not False:``), and says that an
+undecided call is approved instead of waiting.
+
 The guard must sit in tool-handling code (see ``_tools.in_tool_context``) or test a side effect,
 so an order's own ``approved`` field in business logic is not mistaken for tool approval.
 """
@@ -29,21 +36,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
+    branches,
     bypass,
     final_name,
+    force,
     guard_leaves,
+    guard_of,
     guards,
     in_tool_context,
     invokes_tool,
     leaf_name,
     node_words,
     ordered_words,
+    refusal_level,
     string_value,
     walk,
+    words,
 )
 
 _APPROVAL = frozenset(
@@ -169,6 +182,77 @@ def _candidates(
     return requirements if node_words(ctx, guard) & _APPROVAL else []
 
 
+#: A branch that lets a call through: ``approved_runs.append(run)``, ``allowed.add(call)``.
+_LETS_THROUGH = frozenset(
+    "approved allowed accepted granted permitted runnable ready approve allow selected chosen".split()
+)
+_RECORDING = frozenset("append add extend insert".split())
+#: Where an undecided call goes: a pending list, an interruption.
+_PENDING_PATH = frozenset("pending interruption interruptions interrupt interrupted".split())
+
+
+def _guard_effect(ctx: SourceContext, guard: cst.CSTNode) -> str | None:
+    """What keeping the guard's "refusing" side (the side ``bypass`` avoids) from running does,
+    when that is not letting an unapproved call run: ``"stricter"`` when that side itself lets the
+    call through (``if approval_status is True: approved.append(run); continue``, ``return True``
+    in an ``is_tool_approved()``), ``"to-pending"`` when a call it no longer stops falls through to
+    the pending-approval path (``if approval_status is False: reject(...); continue`` followed by
+    ``pending.append(call)``: the decided call goes back to pending, it does not run). Either
+    mutant would be labelled "never refuses" falsely."""
+    if not isinstance(guard, cst.If):
+        return None
+    when_true, when_false = branches(ctx, guard)
+    refusing = (
+        when_true
+        if refusal_level(ctx, when_true, _PENDING) >= refusal_level(ctx, when_false, _PENDING)
+        else when_false
+    )
+    func = ctx.enclosing_function(guard)
+    answers_approval = func is not None and bool(words(func.name.value) & (_APPROVAL | _LETS_THROUGH))
+    for node in (n for part in refusing for n in walk(part)):
+        if answers_approval and isinstance(node, cst.Return) and m.matches(node.value, m.Name("True")):
+            return "stricter"  # ``is_tool_approved()`` answering yes: skipping that answers no
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _RECORDING
+            and words(ctx.code(node.func.value)) & _LETS_THROUGH
+        ):
+            return "stricter"
+    if refusing is when_true and guard.orelse is None and _falls_to_pending(ctx, guard):
+        return "to-pending"
+    return None
+
+
+def _falls_to_pending(ctx: SourceContext, guard: cst.If) -> bool:
+    """What follows the guard in its block sends the call to pending approval."""
+    siblings = getattr(ctx.parent(guard), "body", ())
+    if not isinstance(siblings, (list, tuple)):
+        return False
+    after = list(siblings)[next((i for i, stmt in enumerate(siblings) if stmt is guard), len(siblings)) + 1 :]
+    return any(node_words(ctx, statement) & _PENDING_PATH for statement in after)
+
+
+def _approves_undecided(ctx: SourceContext, leaf: cst.BaseExpression, guard: cst.CSTNode) -> cst.Name | None:
+    """``if not needs_approval: approved.append(run); continue`` followed by the pending path: the
+    guard's body is the way past the gate, so the bypass is the literal that always takes it --
+    every undecided call is approved instead of waiting."""
+    found = guard_of(ctx, leaf)
+    if found is None or not isinstance(guard, cst.If) or guard.orelse is not None:
+        return None
+    _, sense = found
+    lets_through = any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _RECORDING
+        and words(ctx.code(node.func.value)) & _LETS_THROUGH
+        for node in walk(guard.body)
+    )
+    if not lets_through or not _falls_to_pending(ctx, guard):
+        return None
+    return force(sense, test_value=True)
+
+
 class SkipApproval(Operator):
     name = "skip-approval"
     description = "A side-effecting tool runs without the approval it requires."
@@ -280,6 +364,53 @@ class SkipApproval(Operator):
             ),
             note="listing calls that need approval refuses nothing",
         ),
+        Example(
+            before=(
+                "def partition(calls, decisions, tools):\n"
+                "    approved, pending = [], []\n"
+                "    for call in calls:\n"
+                "        approval_status = decisions.get(call.id)\n"
+                "        if approval_status is False:\n"
+                "            reject(call, 'denied by the user')\n"
+                "            continue\n"
+                "        if approval_status is True:\n"
+                "            approved.append(call)\n"
+                "            continue\n"
+                "        pending.append(call)\n"
+                "    return approved, pending\n"
+            ),
+            after=(
+                "def partition(calls, decisions, tools):\n"
+                "    approved, pending = [], []\n"
+                "    for call in calls:\n"
+                "        approval_status = decisions.get(call.id)\n"
+                "        if approval_status is False:\n"
+                "            reject(call, 'denied by the user')\n"
+                "            continue\n"
+                "        if True:\n"
+                "            approved.append(call)\n"
+                "            continue\n"
+                "        pending.append(call)\n"
+                "    return approved, pending\n"
+            ),
+            note="the approving branch always taken: an undecided call is approved instead of pending "
+            "(skipping it would only be stricter, and a rejected call not stopped goes back to pending)",
+        ),
+        Example(
+            before=(
+                "def triage(calls, decisions, tools):\n"
+                "    pending = []\n"
+                "    for call in calls:\n"
+                "        approval_status = decisions.get(call.id)\n"
+                "        if approval_status is False:\n"
+                "            reject(call, 'denied by the user')\n"
+                "            continue\n"
+                "        pending.append(call)\n"
+                "    return pending\n"
+            ),
+            note="a rejection that, bypassed, sends the decided call back to pending approval: "
+            "nothing runs unapproved, so 'never refuses' would be false",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -288,7 +419,17 @@ class SkipApproval(Operator):
             about_approval = any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)
             if not (about_approval or in_tool_context(ctx, guard)):
                 continue
+            effect = _guard_effect(ctx, guard)
             for leaf in _candidates(ctx, guard, leaves):
                 let_through = bypass(ctx, leaf, vocabulary=_PENDING)
-                if let_through is not None:
+                if let_through is not None and effect is None:
                     yield Mutation(leaf, let_through, f"approval check `{ctx.code(leaf)}` never refuses")
+                    continue
+                approve_all = _approves_undecided(ctx, leaf, guard) if effect == "stricter" else None
+                if approve_all is not None:
+                    yield Mutation(
+                        leaf,
+                        approve_all,
+                        f"approval check `{ctx.code(leaf)}` always lets the call through: an undecided "
+                        "call is approved instead of waiting for approval",
+                    )

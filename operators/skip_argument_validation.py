@@ -27,10 +27,19 @@ Recognised (by meaning, not by one spelling):
   (``isinstance(args["n"], int)``, ``isinstance(value, expected)`` for a value taken from them),
   but not a type *dispatch* (``if isinstance(x, list): ... elif isinstance(x, dict): ...``).
 
-What is validated must be the tool's arguments (``args``, ``arguments``, ``call.input``,
-``tc.function.arguments``, ``tool_input``, ``kwargs``; ``params`` only in tool-handling code) or a
-value read from them -- not the result of a call that was given them, a function signature's
-``parameters``, a config or an API response. Hand-written guards must refuse unmistakably
+* schema rules that collect problems instead of refusing at once, in a method of the tool's
+  contract (``if key not in payload: found.append("missing ...")``): each rule gets its own
+  mutant that keeps it from recording its problem (the collection must be returned, or named for
+  problems, and hold complaints).
+
+What is validated must be the tool's arguments (``arguments``, ``args`` unless it is the
+function's own ``*args``, ``call.input``, ``tc.function.arguments``, ``tool_input``; ``kwargs``,
+``input`` and ``params`` only when qualified by the call or in tool-handling code), a parameter
+of a function of the file that callers hand the arguments to (``contract.problems(call.arguments)``
+makes ``payload`` in ``def problems(self, payload)`` the arguments), or a value read from them --
+not the result of a call that was given them, a function signature's ``parameters``, a config, a
+request's settings (``validate_output_config_conflict``, ``validate_session_conversation_settings``,
+guardrail configuration, input content types) or an API response. Hand-written guards must refuse unmistakably
 (raise, or answer with an error message).
 """
 
@@ -45,11 +54,14 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
     PYDANTIC_VALIDATORS,
+    REFUSAL_WORDS,
+    REQUEST_SUBJECTS,
     agent_code,
     bypass,
     final_name,
     from_arguments,
     guard_leaves,
+    guard_of,
     guard_operands,
     is_argument_name,
     is_literal,
@@ -104,6 +116,8 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
     (None: either, as for a validator whose result may be a problem or an ok). ``"validator"``:
     the outcome of a validating call, which may refuse by returning the problem;
     ``"hand-written"``: membership or isinstance on the arguments, which must refuse unmistakably."""
+    if _configures_a_tool(ctx, operand):
+        return None
     inner = operand.expression if isinstance(operand, cst.Await) else operand
     if isinstance(inner, cst.Call) and is_validation_call(ctx, inner):
         return "validator", None
@@ -127,6 +141,112 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
     return None
 
 
+_RECORDING_METHODS = frozenset("append add extend insert update".split())
+
+
+def _recorded_into(ctx: SourceContext, branch: cst.BaseSuite) -> str | None:
+    """The collection a rule's branch only records a problem into (``found.append(f"missing
+    {key}")``, ``errors[key] = "wrong type"``), or None when the branch does anything else."""
+    collections = set()
+    for statement in _small_statements(branch):
+        if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+            func = statement.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _RECORDING_METHODS:
+                if isinstance(func.value, (cst.Name, cst.Attribute)):
+                    collections.add(ctx.code(func.value))
+                    continue
+        elif isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, (cst.Name, cst.Attribute)):
+                collections.add(ctx.code(target.value))
+                continue
+        return None
+    return collections.pop() if len(collections) == 1 else None
+
+
+def _small_statements(branch: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(branch, cst.SimpleStatementSuite):
+        return list(branch.body)
+    found: list[cst.CSTNode] = []
+    for line in branch.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return [line]  # a nested block: not a plain recording branch
+        found.extend(line.body)
+    return found
+
+
+def _only_pass(branch: cst.BaseSuite) -> cst.BaseSuite:
+    """The branch with its statements replaced by ``pass``."""
+    if isinstance(branch, cst.SimpleStatementSuite):
+        return branch.with_changes(body=[cst.Pass()])
+    return branch.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _silenced_rule(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[cst.BaseSuite, str] | None:
+    """A schema rule that collects problems instead of refusing at once (``if key not in payload:
+    found.append(...)`` in a contract's ``problems(self, payload)``): the branch that records the
+    problem, and the collection. The collection must be what the function returns or be named for
+    problems, so the problems reach the caller's refusal. The branch (not the test) is emptied:
+    forcing the test false would hand the value to the ``elif`` rules after it, which may index
+    the schema by an unexpected key and crash instead of letting the call pass."""
+    found = guard_of(ctx, operand)
+    if found is None or not isinstance(found[0], cst.If):
+        return None
+    guard, _ = found
+    collection = _recorded_into(ctx, guard.body)
+    if collection is None:
+        return None
+    func = ctx.enclosing_function(guard)
+    returned = {
+        ctx.code(node.value)
+        for node in (walk(func.body) if func is not None else ())
+        if isinstance(node, cst.Return) and node.value is not None
+    }
+    if not words(collection) & _PROBLEM_WORDS and not (
+        collection in returned and _records_messages(ctx, guard.body)
+    ):
+        return None
+    return guard.body, collection
+
+
+#: What a problem message says: "missing", "unexpected", "should be", "expected an integer".
+_COMPLAINT_WORDS = frozenset("should expected expects expect must not only".split())
+
+
+def _records_messages(ctx: SourceContext, branch: cst.BaseSuite) -> bool:
+    """Every value the branch records is a message complaining about the arguments."""
+    for node in walk(branch):
+        if isinstance(node, cst.Call) and final_name(node) in _RECORDING_METHODS:
+            values = [arg.value for arg in node.args]
+        elif isinstance(node, cst.Assign):
+            values = [node.value]
+        else:
+            continue
+        for value in values:
+            text = " ".join(
+                str(n.evaluated_value) if isinstance(n, cst.SimpleString) else n.value
+                for n in walk(value)
+                if isinstance(n, (cst.SimpleString, cst.FormattedStringText))
+            )
+            if not words(text) & (_COMPLAINT_WORDS | REFUSAL_WORDS):
+                return False
+    return True
+
+
+_CONFIGURING = frozenset({"__init__", "__post_init__", "model_post_init", "__init_subclass__"})
+
+
+def _configures_a_tool(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """In a constructor or a pydantic validator: ``isinstance(kwargs["args_schema"], dict)`` in
+    ``BaseTool.__init__`` checks how the tool is configured, not what a call passes it."""
+    func = ctx.enclosing_function(node)
+    if func is None:
+        return False
+    if func.name.value in _CONFIGURING:
+        return True
+    return any("validator" in words(ctx.code(d.decorator)) for d in func.decorators)
+
+
 def _names_schema_keys(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     """``properties``, ``schema["properties"]``, ``spec.required``, or a local bound to one
     (``props = schema.get("properties", {})``)."""
@@ -141,11 +261,13 @@ def _collected_problems(ctx: SourceContext, tested: cst.Name) -> bool:
     """``problems = self._problems(tool, call.args)`` or ``missing = [k for k in required if k not
     in args]``: a variable named for what is wrong (see ``_PROBLEM_WORDS``) that is computed from
     the tool's arguments. A guard on it that refuses is the validation."""
-    if not words(tested.value) & _PROBLEM_WORDS:
+    if not words(tested.value) & _PROBLEM_WORDS or words(tested.value) & REQUEST_SUBJECTS:
         return False
     for value in local_values(ctx, tested):
         if isinstance(value, cst.Await):
             value = value.expression
+        if isinstance(value, cst.Call) and words(final_name(value) or "") & REQUEST_SUBJECTS:
+            continue  # ``budget_error = _budget_error(..., kwargs=kwargs)`` checks the request
         if isinstance(value, cst.Call) and any(from_arguments(ctx, arg.value) for arg in value.args):
             return True
         if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) and any(
@@ -160,18 +282,60 @@ def _dispatches_on_type(ctx: SourceContext, check: cst.Call, subject: str) -> bo
     """``if isinstance(x, list): ... elif isinstance(x, dict): ... else: raise`` handles each type
     it knows: that is dispatch, not validation, even though its last ``else`` refuses."""
     chain = ctx.enclosing(check, cst.If)
+    if isinstance(chain, cst.If) and _hands_back(ctx, chain.body, subject) and not _raise_follows(ctx, chain):
+        return True  # ``if isinstance(x, str): ...; return x`` then other types: handled, not refused
     while chain is not None and isinstance(ctx.parent(chain), cst.If) and ctx.parent(chain).orelse is chain:
         chain = ctx.parent(chain)
-    tested = 0
-    while isinstance(chain, cst.If):
-        tested += any(
+
+    def tests_subject(node: cst.If) -> bool:
+        return any(
             m.matches(leaf, m.Call(func=m.Name("isinstance")))
             and leaf.args
             and ctx.code(leaf.args[0].value) == subject
-            for leaf in guard_leaves(chain.test)
+            for leaf in guard_leaves(node.test)
         )
+
+    tested = 0
+    first = chain
+    while isinstance(chain, cst.If):
+        tested += tests_subject(chain)
         chain = chain.orelse
+    # ``if isinstance(x, str): return ...`` then ``if isinstance(x, dict): ...``: consecutive
+    # statements dispatching on the same value are a chain too.
+    siblings = getattr(ctx.parent(first), "body", ()) if first is not None else ()
+    if isinstance(siblings, (list, tuple)) and first in siblings:
+        tested += sum(1 for s in siblings if s is not first and isinstance(s, cst.If) and tests_subject(s))
     return tested >= 2
+
+
+def _raise_follows(ctx: SourceContext, guard: cst.If) -> bool:
+    """``if isinstance(args, dict): return args`` followed by ``raise ...``: that is validation."""
+    if guard.orelse is not None:
+        return isinstance(guard.orelse, cst.Else) and any(
+            isinstance(n, cst.Raise) for n in walk(guard.orelse.body)
+        )
+    siblings = getattr(ctx.parent(guard), "body", ())
+    if not isinstance(siblings, (list, tuple)) or guard not in siblings:
+        return False
+    following = list(siblings)[list(siblings).index(guard) + 1 :]
+    return (
+        bool(following)
+        and isinstance(following[0], cst.SimpleStatementLine)
+        and isinstance(following[0].body[0], cst.Raise)
+    )
+
+
+def _hands_back(ctx: SourceContext, branch: cst.BaseSuite, subject: str) -> bool:
+    """The branch ends by returning the tested value itself (or something built from it)."""
+    body = branch.body if isinstance(branch, cst.IndentedBlock) else [branch]
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    if not (isinstance(last, cst.Return) and last.value is not None):
+        return False
+    return any(
+        ctx.code(node) == subject for node in walk(last.value) if isinstance(node, (cst.Name, cst.Attribute))
+    )
 
 
 def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -430,6 +594,218 @@ class SkipArgumentValidation(Operator):
         ),
         Example(
             before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                pass\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="a schema rule in a method of the tool's contract, fed the call's arguments: required field",
+        ),
+        Example(
+            before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                pass\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="the same contract: the unexpected-field rule",
+        ),
+        Example(
+            before=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                found.append(f'field {key!r} should be {self.properties[key]}')\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            after=(
+                "class ToolContract:\n"
+                "    def problems(self, payload):\n"
+                "        found = []\n"
+                "        for key in self.required:\n"
+                "            if key not in payload:\n"
+                "                found.append(f'missing required field {key!r}')\n"
+                "        for key, value in payload.items():\n"
+                "            if key not in self.properties:\n"
+                "                found.append(f'unexpected field {key!r}')\n"
+                "            elif not isinstance(value, TYPES[self.properties[key]]):\n"
+                "                pass\n"
+                "        return found\n"
+                "\n"
+                "def execute(contract, call):\n"
+                "    problems = contract.problems(call.arguments)\n"
+                "    if problems:\n"
+                "        return {'role': 'tool', 'tool_call_id': call.id, 'content': '; '.join(problems)}\n"
+                "    return {'role': 'tool', 'tool_call_id': call.id, 'content': contract.run(call)}\n"
+            ),
+            note="the same contract: the type rule",
+        ),
+        Example(
+            before=(
+                "def create(self, params, session, input, **kwargs):\n"
+                "    validate_output_config_conflict(params.get('output_config'), params.get('format'))\n"
+                "    validate_session_conversation_settings(session, kwargs.get('conversation_id'))\n"
+                "    self._validate_input_content_types(input)\n"
+                "    headers = kwargs.pop('extra_headers', None)\n"
+                "    if headers is not None and not isinstance(headers, dict):\n"
+                "        raise TypeError('extra_headers must be a mapping')\n"
+                "    return self._client.post('/v1/messages', json=params, headers=headers)\n"
+            ),
+            note="request-configuration validators (output config, session settings, input content "
+            "types, request kwargs) check the request, not a tool call's arguments",
+        ),
+        Example(
+            before=(
+                "class SearchTool(BaseTool):\n"
+                "    def __init__(self, **kwargs):\n"
+                "        if not isinstance(kwargs['args_schema'], dict):\n"
+                "            raise TypeError('args_schema must be a dict')\n"
+                "\n"
+                "    def _to_args(self, tool_input):\n"
+                "        input_args = self.args_schema\n"
+                "        if isinstance(input_args, dict):\n"
+                "            raise ValueError('string inputs are not allowed with a JSON schema')\n"
+                "        if isinstance(tool_input, str):\n"
+                "            return (tool_input,), {}\n"
+                "        if isinstance(tool_input, dict):\n"
+                "            return (), dict(tool_input)\n"
+                "        raise TypeError('unsupported input')\n"
+                "\n"
+                "def retry(func, kwargs, budget):\n"
+                "    budget_error = _budget_error(budget=budget, kwargs=kwargs)\n"
+                "    if budget_error is not None:\n"
+                "        raise budget_error\n"
+                "    return func(**kwargs)\n"
+            ),
+            note="a tool's constructor checking its configuration, a schema bound to an args-like "
+            "name, a type dispatch in consecutive ifs, and a token budget computed from request kwargs",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "def parse_args(raw_arguments):\n"
+                "    arguments = json.loads(raw_arguments)\n"
+                "    if isinstance(arguments, dict):\n"
+                "        return arguments\n"
+                "    raise ToolError('arguments must be an object')\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def parse_args(raw_arguments):\n"
+                "    arguments = json.loads(raw_arguments)\n"
+                "    if True:\n"
+                "        return arguments\n"
+                "    raise ToolError('arguments must be an object')\n"
+            ),
+            note="a positive type check that hands the arguments back, the raise right after it",
+        ),
+        Example(
+            before=(
+                "def parse_input(self, tool_input):\n"
+                "    if isinstance(tool_input, str):\n"
+                "        if self.schema_is_json:\n"
+                "            raise ValueError('string inputs need a model schema')\n"
+                "        return tool_input\n"
+                "    return {k: v for k, v in tool_input.items() if k in self.fields}\n"
+            ),
+            note="a type dispatch whose string branch hands the input back; its nested raise is "
+            "about the schema, and other inputs carry on below",
+        ),
+        Example(
+            before=(
+                "def build(arguments):\n"
+                "    result = {}\n"
+                "    if 'model' in arguments:\n"
+                "        result['modelId'] = arguments['model']\n"
+                "    return result\n"
+            ),
+            note="a branch that copies a field into what it returns records no problem",
+        ),
+        Example(
+            before=(
                 "import os\n\n"
                 "def settings(config):\n"
                 '    missing = [k for k in ("API_KEY", "MODEL") if k not in os.environ]\n'
@@ -461,6 +837,16 @@ class SkipArgumentValidation(Operator):
             if check is None:
                 continue
             kind, passing = check
+            silenced = _silenced_rule(ctx, operand) if kind == "hand-written" else None
+            if silenced is not None:
+                branch, collection = silenced
+                yield Mutation(
+                    branch,
+                    _only_pass(branch),
+                    f"argument rule `{ctx.code(operand)}` no longer adds its problem to `{collection}`: "
+                    "arguments breaking it pass",
+                )
+                continue
             if kind == "validator":  # ``if problem: return problem`` refuses by handing the problem back
                 skipped = bypass(ctx, operand, vocabulary=node_words(ctx, operand))
             else:

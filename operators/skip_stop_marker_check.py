@@ -4,6 +4,12 @@ A connection closed partway through a turn must never read as a complete message
 ``message_stop`` / ``[DONE]`` / ``response.completed`` check (or a ``stop_reason`` presence
 check) the truncated text is journaled as the model's answer and enters history. Providers and
 proxies do close streams early, and nothing else in the loop notices.
+
+The marker is known by meaning: a literal, a constant bound to one (``DONE = "[DONE]"``), or an end
+sentinel (``SENTINEL = object()``, not ``_MISSING``); a flag set on it, also when an accumulator
+object keeps it and its owner reads it (``if not acc.complete``), or when the accumulator lives
+elsewhere but the flag is named for completion and the raise says the stream ended too early; and
+the ``raise`` after a loop that returns on the marker (reached only when the stream ran out).
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from operators._streams import (
     is_stop_reason,
     owner_of,
     presence_of,
+    raised_names,
     references,
     same_place,
     single_comparison,
     statements,
     stop_flags,
     stop_test,
+    tokens,
 )
 
 
@@ -231,6 +239,191 @@ class SkipStopMarkerCheck(Operator):
         ),
         Example(
             before=(
+                "class ReplyAccumulator:\n"
+                "    def __init__(self):\n"
+                "        self.parts = []\n"
+                "        self.complete = False\n"
+                "\n"
+                "    def add(self, event):\n"
+                "        if event['type'] == 'content_block_delta':\n"
+                "            self.parts.append(event['delta']['text'])\n"
+                "        elif event['type'] == 'message_stop':\n"
+                "            self.complete = True\n"
+                "\n"
+                "def read_reply(events):\n"
+                "    acc = ReplyAccumulator()\n"
+                "    for event in events:\n"
+                "        acc.add(event)\n"
+                "    if not acc.complete:\n"
+                "        raise TruncatedReplyError('stream ended before the end-of-turn event')\n"
+                "    return ''.join(acc.parts)\n"
+            ),
+            after=(
+                "class ReplyAccumulator:\n"
+                "    def __init__(self):\n"
+                "        self.parts = []\n"
+                "        self.complete = False\n"
+                "\n"
+                "    def add(self, event):\n"
+                "        if event['type'] == 'content_block_delta':\n"
+                "            self.parts.append(event['delta']['text'])\n"
+                "        elif event['type'] == 'message_stop':\n"
+                "            self.complete = True\n"
+                "\n"
+                "def read_reply(events):\n"
+                "    acc = ReplyAccumulator()\n"
+                "    for event in events:\n"
+                "        acc.add(event)\n"
+                "    if False:\n"
+                "        raise TruncatedReplyError('stream ended before the end-of-turn event')\n"
+                "    return ''.join(acc.parts)\n"
+            ),
+            note="a flag on an accumulator object, set by its class on message_stop, read by its owner",
+        ),
+        Example(
+            before=(
+                "def read_reply(events, acc):\n"
+                "    for event in events:\n"
+                "        acc.feed(event)\n"
+                "    if not acc.complete:\n"
+                "        raise TruncatedReplyError('stream ended before the end-of-turn event')\n"
+                "    return acc.text\n"
+            ),
+            after=(
+                "def read_reply(events, acc):\n"
+                "    for event in events:\n"
+                "        acc.feed(event)\n"
+                "    if False:\n"
+                "        raise TruncatedReplyError('stream ended before the end-of-turn event')\n"
+                "    return acc.text\n"
+            ),
+            note="an accumulator defined elsewhere: a completion flag whose raise says the stream was cut",
+        ),
+        Example(
+            before=(
+                "SENTINEL = object()\n"
+                "\n"
+                "def relay(source):\n"
+                "    for chunk in source:\n"
+                "        if chunk is SENTINEL:\n"
+                "            return\n"
+                "        yield chunk\n"
+                "    raise StreamCutError('producer closed without the end sentinel')\n"
+            ),
+            after=(
+                "SENTINEL = object()\n"
+                "\n"
+                "def relay(source):\n"
+                "    for chunk in source:\n"
+                "        if chunk is SENTINEL:\n"
+                "            return\n"
+                "        yield chunk\n"
+                "    pass\n"
+            ),
+            note="an end sentinel compared inside a generator, the raise after the loop",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
+                "DONE = '[DONE]'\n"
+                "\n"
+                "def events(response):\n"
+                "    finished = False\n"
+                "    for line in response.iter_lines():\n"
+                "        data = line.removeprefix('data:').strip()\n"
+                "        if data.startswith(DONE):\n"
+                "            finished = True\n"
+                "            break\n"
+                "        yield json.loads(data)\n"
+                "    if not finished:\n"
+                "        raise StreamCutError('stream closed before [DONE]')\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "DONE = '[DONE]'\n"
+                "\n"
+                "def events(response):\n"
+                "    finished = False\n"
+                "    for line in response.iter_lines():\n"
+                "        data = line.removeprefix('data:').strip()\n"
+                "        if data.startswith(DONE):\n"
+                "            finished = True\n"
+                "            break\n"
+                "        yield json.loads(data)\n"
+                "    if False:\n"
+                "        raise StreamCutError('stream closed before [DONE]')\n"
+            ),
+            note="a prefix test on the event data against a marker constant, followed by break",
+        ),
+        Example(
+            before=(
+                "async def run_turn(events):\n"
+                "    final = None\n"
+                "    async for event in events:\n"
+                "        terminal = None\n"
+                "        if isinstance(event, ResponseCompletedEvent):\n"
+                "            terminal = event.response\n"
+                "        if terminal is not None:\n"
+                "            final = Reply(terminal.output, terminal.usage)\n"
+                "    if final is None:\n"
+                "        raise ModelBehaviorError('no final response')\n"
+                "    return final\n"
+            ),
+            after=(
+                "async def run_turn(events):\n"
+                "    final = None\n"
+                "    async for event in events:\n"
+                "        terminal = None\n"
+                "        if isinstance(event, ResponseCompletedEvent):\n"
+                "            terminal = event.response\n"
+                "        if terminal is not None:\n"
+                "            final = Reply(terminal.output, terminal.usage)\n"
+                "    if False:\n"
+                "        raise ModelBehaviorError('no final response')\n"
+                "    return final\n"
+            ),
+            note="a value built only once the completed event's response was kept: set one step later",
+        ),
+        Example(
+            before=(
+                "def summarise(chunks):\n"
+                "    total = None\n"
+                "    for chunk in chunks:\n"
+                "        usage = chunk.usage\n"
+                "        if usage is not None:\n"
+                "            total = usage.total_tokens\n"
+                "    if total is None:\n"
+                "        raise ValueError('no usage reported')\n"
+                "    return total\n"
+            ),
+            note="a value set when another field is present, with no end marker behind it",
+        ),
+        Example(
+            before=(
+                "_MISSING = object()\n"
+                "\n"
+                "def first(items, default=_MISSING):\n"
+                "    for item in items:\n"
+                "        if item is _MISSING:\n"
+                "            return default\n"
+                "        yield item\n"
+                "    raise LookupError('no items')\n"
+                "\n"
+                "def wait(job):\n"
+                "    if not job.done:\n"
+                "        raise RuntimeError('job still running')\n"
+                "    for chunk in job.chunks:\n"
+                "        if chunk == 'message_stop':\n"
+                "            break\n"
+                "    raise StreamCutError('stream ended')\n"
+            ),
+            note="an absent-value sentinel, a done flag whose raise says nothing of a stream, and a raise "
+            "after a loop that also breaks on the marker (it runs either way)",
+        ),
+        Example(
+            before=(
                 "def configure(api_key, events):\n"
                 "    if not api_key:\n"
                 "        raise ValueError('api_key is required')\n"
@@ -299,6 +492,14 @@ class SkipStopMarkerCheck(Operator):
                 yield Mutation(
                     loop.orelse.body, replacement, "loop-else that fires without the end marker emptied"
                 )
+            after = _raise_after(ctx, loop)
+            if after is not None and loop.orelse is None and _returns_on_marker(ctx, loop):
+                yield Mutation(
+                    after,
+                    cst.Pass(),
+                    f"`{ctx.code(after).splitlines()[0]}` after the loop (reached only when the stream "
+                    "runs out before its end marker) removed: a cut stream ends quietly",
+                )
         yield from self._initialised_flags(ctx, checked)
 
     @staticmethod
@@ -317,10 +518,18 @@ class SkipStopMarkerCheck(Operator):
         return None
 
     def _negative_sites(self, ctx: SourceContext, node: cst.If) -> list[cst.BaseExpression]:
-        """``if not saw_stop: raise ...``: the test (or its operand) that must become False."""
+        """``if not saw_stop: raise ...``: the test (or its operand) that must become False. A flag
+        kept by code this file does not show (``if not acc.complete``) counts when its name says
+        the reply completed and the raise says the stream ended too early."""
         if not fails(node.body) or in_stop_branch(ctx, node):
             return []
-        return condition_sites(node.test, lambda leaf: self._marker_missing(ctx, leaf) is True)
+        cut_short = _reports_cut_stream(ctx, node)
+        return condition_sites(
+            node.test,
+            lambda leaf: (
+                self._marker_missing(ctx, leaf) is True or (cut_short and _completion_flag_missing(leaf))
+            ),
+        )
 
     def _positive_sites(self, ctx: SourceContext, node: cst.If) -> list[cst.BaseExpression]:
         """``if saw_stop: return msg`` followed by a raise (or with ``else: raise``): the test
@@ -376,6 +585,71 @@ def _reason(ctx: SourceContext, test: cst.BaseExpression, field: cst.BaseExpress
         return True
     parts = single_comparison(test)
     return parts is not None and is_literal(parts[2], "None") and is_stop_reason(ctx, field)
+
+
+#: Names of a flag that records "the reply completed": ``complete``, ``acc.done``, ``self._finished``,
+#: ``saw_end``, ``got_message_stop``.
+_COMPLETION_WORDS = frozenset("complete completed done finished ended stopped terminated".split())
+_SEEN_WORDS = frozenset("saw seen got received has had reached".split())
+_MARKER_WORDS = frozenset("stop end done finish eof terminal final completed".split())
+#: What a raise says when a stream ended before its end-of-turn marker.
+_CUT_WORDS = frozenset("truncated truncation incomplete premature prematurely unfinished cut eof".split())
+_STREAM_WORDS = frozenset("stream reply response turn message output sse events event".split())
+_ENDED_WORDS = frozenset("ended end ends closed before without missing marker early stop".split())
+
+
+def _completion_flag_missing(leaf: cst.BaseExpression) -> bool:
+    """``not acc.complete`` / ``self._done is False``: a test that a flag named for the reply's
+    completion is not set."""
+    missing = absence_of(leaf)
+    if not isinstance(missing, (cst.Name, cst.Attribute)):
+        return False
+    name = missing.value if isinstance(missing, cst.Name) else missing.attr.value
+    named = set(tokens(name))
+    return bool(named & _COMPLETION_WORDS) or (bool(named & _SEEN_WORDS) and bool(named & _MARKER_WORDS))
+
+
+def _reports_cut_stream(ctx: SourceContext, node: cst.If) -> bool:
+    """The guarded raise says the stream ended too early: ``TruncatedReplyError("stream ended
+    before the end-of-turn event")``, ``IncompleteStream(...)``."""
+    said = raised_names(node.body)
+    if said & _CUT_WORDS:
+        return True
+    return bool(said & _STREAM_WORDS) and bool(said & _ENDED_WORDS)
+
+
+def _raise_after(ctx: SourceContext, loop: cst.For | cst.While) -> cst.Raise | None:
+    """The ``raise`` that directly follows ``loop`` in its block, if any."""
+    following = _next_statement(ctx, loop)
+    if isinstance(following, cst.SimpleStatementLine) and isinstance(following.body[0], cst.Raise):
+        return following.body[0]
+    return None
+
+
+def _returns_on_marker(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
+    """The loop leaves its function with ``return`` once the end marker (or an end sentinel)
+    arrives, and never ``break``s: only a stream that ran out without it reaches the statement
+    after the loop (``if chunk is SENTINEL: return`` ... ``raise StreamCutError(...)``)."""
+    if isinstance(loop, cst.While) and not m.matches(loop.test, m.Name("True")):
+        return False
+    own_breaks = [
+        node
+        for node in ctx.descendants(loop.body, m.Break())
+        if ctx.enclosing(node, (cst.For, cst.While)) is loop
+    ]
+    if own_breaks:
+        return False
+    for node in ctx.descendants(loop.body, m.If()):
+        if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.test)) and _leaves_by_return(
+            node.body
+        ):
+            return True
+    return False
+
+
+def _leaves_by_return(block: cst.BaseSuite) -> bool:
+    body = statements(block)
+    return bool(body) and isinstance(body[-1], cst.Return)
 
 
 def _next_statement(ctx: SourceContext, node: cst.CSTNode) -> cst.BaseStatement | None:

@@ -24,7 +24,11 @@ them changes nothing.
 The refusal must be unmistakable (a raise, an error result, a message saying the tool is unknown
 or not allowed) and on the side where the name is *not* allowed: refusing a name that *is*
 registered is a duplicate-registration check, and ``if name in ("bash", "editor"): return kind``
-is dispatch. Only the guard's operand changes, to the literal that skips the refusal. Membership
+is dispatch. Only the guard's operand changes, to the literal that skips the refusal. A membership
+check followed by a lookup in the same collection (``if name in tools: tools[name](...)``) is
+declined: without it an unknown name raises KeyError there and nothing unlisted runs, so "never
+refuses" would misdescribe it. Skipping a ``tool is None`` check after ``tools.get(name)`` carries
+the ``None`` on as the tool, and the description says so. Membership
 checks of other things (users, argument keys, caches, registries of agents) are not allow-lists.
 """
 
@@ -42,6 +46,8 @@ from operators._tools import (
     TOOLISH,
     bypass,
     final_name,
+    force,
+    guard_of,
     guard_operands,
     in_tool_context,
     is_allow_list,
@@ -124,6 +130,66 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
         )
         return True if found else None
     return None
+
+
+def _none_unless_allowed(ctx: SourceContext, operand: cst.BaseExpression) -> cst.Name | None:
+    """``tool = tools.get(name) if name in available else None`` followed by ``if tool is None:``
+    refusing: the conditional expression is the allow-list, its ``None`` side the way to the
+    refusal. The literal that always takes the lookup side, or None."""
+    found = guard_of(ctx, operand)
+    if found is None or not isinstance(found[0], cst.IfExp):
+        return None
+    choice, sense = found
+    if not (m.matches(choice.orelse, m.Name("None")) and _is_lookup(ctx, choice.body)):
+        return None
+    assign = ctx.parent(choice)
+    if not (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+    ):
+        return None
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(choice) or ctx.module
+    for guard in ctx.descendants(
+        scope,
+        m.If(test=m.Comparison(left=m.Name(name), comparisons=[m.ComparisonTarget(m.Is(), m.Name("None"))])),
+    ):
+        if bypass(ctx, guard.test, strict=True) is not None:
+            return force(sense, test_value=True)
+    return None
+
+
+def _indexed_after(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``if name not in self._tools: return error`` followed by ``self._tools[name]``: without the
+    check an unknown name raises KeyError at that lookup -- nothing unlisted runs, so "never
+    refuses" would misdescribe the mutant, and the operator declines it."""
+    if not (
+        isinstance(operand, cst.Comparison)
+        and isinstance(operand.comparisons[0].operator, (cst.In, cst.NotIn))
+    ):
+        return False
+    collection, name = ctx.code(operand.comparisons[0].comparator), ctx.code(operand.left)
+    scope = ctx.enclosing_function(operand) or ctx.module
+    start = ctx.position(operand).end
+    for lookup in ctx.descendants(scope, m.Subscript()):
+        if (
+            ctx.code(lookup.value) == collection
+            and len(lookup.slice) == 1
+            and ctx.code(lookup.slice[0].slice) == name
+            and (ctx.position(lookup).start.line, ctx.position(lookup).start.column)
+            > (start.line, start.column)
+        ):
+            return True
+    return False
+
+
+def _tests_lookup(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``tool is None`` / ``not tool`` after ``tool = tools.get(name)``: skipping it carries the
+    ``None`` on as the tool."""
+    if isinstance(operand, cst.Comparison):
+        operand = operand.left
+    return isinstance(operand, cst.Name) and any(_is_lookup(ctx, v) for v in local_values(ctx, operand))
 
 
 def _lookup_collection(ctx: SourceContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -221,19 +287,8 @@ class SkipToolAllowlist(Operator):
                 '            output = f"Unknown function: {name}"\n'
                 '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
             ),
-            after=(
-                "import json\n\n"
-                "class Runner:\n"
-                "    async def call_tool(self, tool_call):\n"
-                "        name = tool_call.function.name\n"
-                "        if True:\n"
-                "            output = await "
-                "self.functions[name](**json.loads(tool_call.function.arguments))\n"
-                "        else:\n"
-                '            output = f"Unknown function: {name}"\n'
-                '        return {"role": "tool", "tool_call_id": tool_call.id, "content": output}\n'
-            ),
-            note="OpenAI async runner, positive membership with an else that refuses",
+            note="positive membership whose allowed side indexes the same registry: without the "
+            "check an unknown name raises KeyError there, no unlisted tool runs (declined)",
         ),
         Example(
             before=(
@@ -256,20 +311,32 @@ class SkipToolAllowlist(Operator):
         ),
         Example(
             before=(
+                "def dispatch(block, registry, enabled_tools):\n"
+                "    if block.name in enabled_tools:\n"
+                "        return registry[block.name](**block.input)\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
+            ),
+            after=(
+                "def dispatch(block, registry, enabled_tools):\n"
+                "    if True:\n"
+                "        return registry[block.name](**block.input)\n"
+                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
+                '"is_error": True}\n'
+            ),
+            note="early return of the tool's result from a registry with more tools than the enabled "
+            "ones; the statement after it is the refusal",
+        ),
+        Example(
+            before=(
                 "def dispatch(block, registry):\n"
                 "    if block.name in registry:\n"
                 "        return registry[block.name](**block.input)\n"
                 '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
                 '"is_error": True}\n'
             ),
-            after=(
-                "def dispatch(block, registry):\n"
-                "    if True:\n"
-                "        return registry[block.name](**block.input)\n"
-                '    return {"type": "tool_result", "tool_use_id": block.id, "content": "unknown tool", '
-                '"is_error": True}\n'
-            ),
-            note="early return of the tool's result; the statement after it is the refusal",
+            note="the check and the lookup use the same registry: without the check an unknown name "
+            "raises KeyError at the lookup, no unlisted tool runs (declined)",
         ),
         Example(
             before=(
@@ -336,6 +403,31 @@ class SkipToolAllowlist(Operator):
             ),
             note="an allow-list of something other than tools",
         ),
+        Example(
+            before=(
+                "def answer(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if tool_use.name in available else None\n"
+                "    if tool is None:\n"
+                "        return {'tool_use_id': tool_use.id, 'content': 'not found', 'is_error': True}\n"
+                "    return tool.run(tool_use.input)\n"
+            ),
+            after=(
+                "def answer(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if True else None\n"
+                "    if tool is None:\n"
+                "        return {'tool_use_id': tool_use.id, 'content': 'not found', 'is_error': True}\n"
+                "    return tool.run(tool_use.input)\n"
+            ),
+            note="the allow-list in a conditional lookup whose None the next check refuses",
+        ),
+        Example(
+            before=(
+                "def describe(tool_use, tools_by_name, available):\n"
+                "    tool = tools_by_name.get(tool_use.name) if tool_use.name in available else None\n"
+                "    return {'name': tool_use.name, 'known': tool is not None}\n"
+            ),
+            note="a conditional lookup nothing refuses on: describing, not gating",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -347,7 +439,17 @@ class SkipToolAllowlist(Operator):
                     continue
             if passing is not None:
                 never_refuses = bypass(ctx, operand, strict=True)
-                if never_refuses is not None and never_refuses.value == str(passing):
-                    yield Mutation(
-                        operand, never_refuses, f"allow-list check `{ctx.code(operand)}` never refuses"
+                looked_up = never_refuses is None and _none_unless_allowed(ctx, operand) is not None
+                never_refuses = never_refuses or _none_unless_allowed(ctx, operand)
+                if never_refuses is None or never_refuses.value != str(passing):
+                    continue
+                if _indexed_after(ctx, operand):
+                    continue  # the name is then looked up with ``tools[name]``: a KeyError, no tool runs
+                description = f"allow-list check `{ctx.code(operand)}` never refuses"
+                if looked_up:
+                    description += ": a registered tool outside the allowed ones is looked up and runs"
+                elif _tests_lookup(ctx, operand):
+                    description += (
+                        ": an unknown tool name carries on with no tool (None) instead of a refusal"
                     )
+                yield Mutation(operand, never_refuses, description)

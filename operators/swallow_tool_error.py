@@ -14,7 +14,11 @@ The mutation follows the style the code reports errors in:
 * in an ``except`` around a tool invocation (``tools[name](...)``, ``handler(...)``,
   ``tool.run(...)``, ``session.call_tool(...)``) in a function without such a flag
   (OpenAI/Responses loops, tools returning strings), an error flag variable (``failed = True``,
-  ``ok = False``) is flipped, or else the error report (``output = f"Error: {e}"``,
+  ``ok = False``) is flipped; else the failure field of a result object or dict the handler builds
+  (``Outcome(text=str(err), failed=True)``, ``{"ok": False, ...}``) says success; else, when the
+  handler reports through a helper of the same file (``return _fail(name, "handler_error", ...)``),
+  the failure field of what that helper returns says success (the description says that every
+  failure the helper reports then reads as success); or else the error report (``output = f"Error: {e}"``,
   ``return {"error": str(e)}``, the content of a tool result built there) becomes empty
   (``""``/``{}``), so the failure reads as an empty success.
 
@@ -34,6 +38,8 @@ from operators._tools import (
     ERROR_FLAG_KEYS,
     agent_code,
     empty_like,
+    fields_of,
+    final_name,
     invokes_tool,
     string_value,
     tool_results,
@@ -81,14 +87,25 @@ def _caught_name(handler: cst.ExceptHandler) -> str | None:
     return handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
 
 
+_FAILED_STATUSES = frozenset({"error", "failed", "failure"})
+
+
 def _flag_flips(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation]:
-    """``failed = True`` -> ``False`` and ``ok = False`` -> ``True`` in the handler."""
+    """``failed = True`` -> ``False``, ``ok = False`` -> ``True`` and ``status = "error"`` ->
+    ``"success"`` in the handler."""
     flips = []
     for node in walk(handler.body):
         if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
             continue
         target = node.targets[0].target
         named = words(target.value) if isinstance(target, cst.Name) else frozenset()
+        if named & {"status", "outcome"} and string_value(node.value) in _FAILED_STATUSES:
+            success = cst.SimpleString('"success"')
+            description = (
+                f"{ctx.code(target)} = {ctx.code(node.value)} becomes success: the failure reads as one"
+            )
+            flips.append(Mutation(node.value, success, description))
+            continue
         if m.matches(node.value, m.Name("True")) and named & _ERROR_FLAG_WORDS:
             flips.append(Mutation(node.value, _FALSE, f"error flag {ctx.code(target)} stays False"))
         elif m.matches(node.value, m.Name("False")) and named & _SUCCESS_FLAG_WORDS:
@@ -115,11 +132,84 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
     return emptied
 
 
+def _field_flips(
+    ctx: SourceContext, construct: cst.CSTNode
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression, str]]:
+    """(value, success value, field) for the failure fields of a dict or constructor call:
+    ``failed=True``/``"error": True`` -> ``False``, ``ok=False`` -> ``True``, ``status="error"`` ->
+    ``"success"``. An ``error=str(e)`` text is a report, not a flag."""
+    fields = fields_of(ctx, construct)
+    flips = []
+    for key, values in fields.values.items() if fields else ():
+        named = words(key)
+        for value in values:
+            if m.matches(value, m.Name("True")) and named & (_ERROR_FLAG_WORDS | {"iserror"}):
+                flips.append((value, _FALSE, key))
+            elif m.matches(value, m.Name("False")) and named & _SUCCESS_FLAG_WORDS:
+                flips.append((value, _TRUE, key))
+            elif key in ("status", "outcome") and string_value(value) in ("error", "failed", "failure"):
+                flips.append((value, cst.SimpleString('"success"'), key))
+    return flips
+
+
+def _reported_fields(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation]:
+    """A result object or dict built in the handler says the tool failed (``Outcome(text=str(err),
+    failed=True)``, ``{"ok": False, "error": ...}``): that field says success instead."""
+    flips = []
+    for node in walk(handler.body):
+        if isinstance(node, (cst.Dict, cst.Call)):
+            for value, success, key in _field_flips(ctx, node):
+                label = final_name(node) if isinstance(node, cst.Call) else "result"
+                flips.append(
+                    Mutation(
+                        value,
+                        success,
+                        f"the caught tool error goes back as {label} with {key}={ctx.code(success)}",
+                    )
+                )
+    return flips
+
+
+def _helper_reports(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation]:
+    """``return _fail(name, "handler_error", str(exc))``: the handler reports through a helper of
+    this file; the failure field of what the helper builds says success instead. Every failure
+    reported through that helper then reads as success, which the description says."""
+    flips = []
+    for node in walk(handler.body):
+        if not (isinstance(node, (cst.Return, cst.Assign)) and isinstance(node.value, (cst.Call, cst.Await))):
+            continue
+        call = node.value.expression if isinstance(node.value, cst.Await) else node.value
+        name = final_name(call)
+        if not isinstance(call, cst.Call) or not name or name[:1].isupper():
+            continue
+        for helper in ctx.nodes(cst.FunctionDef):
+            if helper.name.value != name or helper is ctx.enclosing_function(handler):
+                continue
+            for returned in walk(helper.body):
+                if isinstance(returned, cst.Return) and isinstance(returned.value, (cst.Dict, cst.Call)):
+                    for value, success, key in _field_flips(ctx, returned.value):
+                        flips.append(
+                            Mutation(
+                                value,
+                                success,
+                                f"`{name}(...)`, which reports the caught tool error, sets {key}="
+                                f"{ctx.code(success)}: every failure it reports reads as success",
+                            )
+                        )
+    return flips
+
+
 def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
-    """One sound mutation per style: flip the error flag if the handler sets one, else empty the report."""
+    """One sound mutation per style: flip the error flag if the handler sets one, or the failure
+    field of the result it builds (itself or through a helper of this file), else empty the report."""
     if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
         return []  # the failure travels on as an exception; whoever catches it reports it
-    return _flag_flips(ctx, handler) or _emptied_reports(ctx, handler, results)
+    return (
+        _flag_flips(ctx, handler)
+        or _reported_fields(ctx, handler)
+        or _helper_reports(ctx, handler)
+        or _emptied_reports(ctx, handler, results)
+    )
 
 
 def _flagged_results(ctx: SourceContext) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, str]]:
@@ -127,9 +217,32 @@ def _flagged_results(ctx: SourceContext) -> Iterator[tuple[cst.BaseExpression, c
     for result in tool_results(ctx):
         for flag in result.error_flags:
             yield flag, _FALSE, f"{result.label} error flag forced to False: the failure reads as success"
-        for status in result.fields.all("status"):  # langchain's ToolMessage(status="error")
-            if string_value(status) == "error":
-                yield status, cst.SimpleString('"success"'), f"{result.label} status error -> success"
+        if result.error_flags:
+            continue  # the error flag is what the model reads; a status beside it is bookkeeping
+        for key in ("status", "outcome"):  # ToolMessage(status="error"), ToolReturnPart(outcome="failed")
+            for status in result.fields.all(key):
+                if string_value(status) in _FAILED_STATUSES:
+                    yield (
+                        status,
+                        cst.SimpleString('"success"'),
+                        f"{result.label} {key} {string_value(status)} -> success: the failure reads as one",
+                    )
+
+
+def _runs_a_tool(ctx: SourceContext, guarded: cst.Try) -> bool:
+    """The ``try`` invokes a tool (``tools[name](...)``), or is a tool's own ``run`` running its
+    implementation (``context.run(self._run, ...)`` in ``BaseTool.run``)."""
+    if invokes_tool(ctx, guarded.body):
+        return True
+    func = ctx.enclosing_function(guarded)
+    cls = ctx.enclosing(guarded, cst.ClassDef)
+    return (
+        func is not None
+        and cls is not None
+        and bool(words(func.name.value) & {"run", "arun", "invoke", "ainvoke", "call", "acall", "execute"})
+        and bool(words(cls.name.value) & {"tool", "tools"})
+        and any(isinstance(n, cst.Call) for n in walk(guarded.body))
+    )
 
 
 class SwallowToolError(Operator):
@@ -265,6 +378,113 @@ class SwallowToolError(Operator):
         ),
         Example(
             before=(
+                "class SearchTool(BaseTool):\n"
+                "    def run(self, tool_input, tool_call_id):\n"
+                "        status = 'success'\n"
+                "        try:\n"
+                "            content = self._run(**tool_input)\n"
+                "        except ToolException as e:\n"
+                "            content = str(e)\n"
+                "            status = 'error'\n"
+                "        return ToolMessage(content, tool_call_id=tool_call_id, status=status)\n"
+            ),
+            after=(
+                "class SearchTool(BaseTool):\n"
+                "    def run(self, tool_input, tool_call_id):\n"
+                "        status = 'success'\n"
+                "        try:\n"
+                "            content = self._run(**tool_input)\n"
+                "        except ToolException as e:\n"
+                "            content = str(e)\n"
+                '            status = "success"\n'
+                "        return ToolMessage(content, tool_call_id=tool_call_id, status=status)\n"
+            ),
+            note="a tool's own run() keeps its failure in a status variable (langchain's BaseTool)",
+        ),
+        Example(
+            before=(
+                "def failed_return(call, error):\n"
+                "    return ToolReturnPart(\n"
+                "        tool_name=call.tool_name,\n"
+                "        content=f'The tool failed: {error}',\n"
+                "        tool_call_id=call.tool_call_id,\n"
+                "        outcome='failed',\n"
+                "    )\n"
+            ),
+            after=(
+                "def failed_return(call, error):\n"
+                "    return ToolReturnPart(\n"
+                "        tool_name=call.tool_name,\n"
+                "        content=f'The tool failed: {error}',\n"
+                "        tool_call_id=call.tool_call_id,\n"
+                '        outcome="success",\n'
+                "    )\n"
+            ),
+            note="a tool result object whose outcome field says it failed (pydantic-ai's ToolReturnPart)",
+        ),
+        Example(
+            before=(
+                "def run_call(call, handlers):\n"
+                "    try:\n"
+                "        text = handlers[call.name](**call.arguments)\n"
+                "    except Exception as err:\n"
+                "        return Outcome(text=str(err), failed=True)\n"
+                "    return Outcome(text=text)\n"
+            ),
+            after=(
+                "def run_call(call, handlers):\n"
+                "    try:\n"
+                "        text = handlers[call.name](**call.arguments)\n"
+                "    except Exception as err:\n"
+                "        return Outcome(text=str(err), failed=False)\n"
+                "    return Outcome(text=text)\n"
+            ),
+            note="a result object built in the except of the tool call, its failure field flipped",
+        ),
+        Example(
+            before=(
+                "def _fail(name, code, message):\n"
+                "    return {'tool': name, 'ok': False, 'error': {'code': code, 'message': message}}\n"
+                "\n"
+                "def dispatch(name, args, registry):\n"
+                "    try:\n"
+                "        value = registry[name](**args)\n"
+                "    except Exception as exc:\n"
+                "        return _fail(name, 'handler_error', str(exc))\n"
+                "    return {'tool': name, 'ok': True, 'value': value}\n"
+            ),
+            after=(
+                "def _fail(name, code, message):\n"
+                "    return {'tool': name, 'ok': True, 'error': {'code': code, 'message': message}}\n"
+                "\n"
+                "def dispatch(name, args, registry):\n"
+                "    try:\n"
+                "        value = registry[name](**args)\n"
+                "    except Exception as exc:\n"
+                "        return _fail(name, 'handler_error', str(exc))\n"
+                "    return {'tool': name, 'ok': True, 'value': value}\n"
+            ),
+            note="the failure reported through a helper of the file: what the helper builds says ok",
+        ),
+        Example(
+            before=(
+                "def _fail(code, message):\n"
+                "    return {'ok': False, 'error': {'code': code, 'message': message}}\n"
+                "\n"
+                "def load_config(path):\n"
+                "    try:\n"
+                "        text = open(path).read()\n"
+                "    except OSError as exc:\n"
+                "        return _fail('unreadable', str(exc))\n"
+                "    try:\n"
+                "        return parse(text)\n"
+                "    except ValueError as err:\n"
+                "        return Outcome(text=str(err), failed=True)\n"
+            ),
+            note="failure results and a failure helper around work that runs no tool",
+        ),
+        Example(
+            before=(
                 "import anthropic\n\n"
                 "def ask(client, messages):\n"
                 "    try:\n"
@@ -301,6 +521,6 @@ class SwallowToolError(Operator):
         results = {id(result.node): result for result in tool_results(ctx)}
         for handler in agent_code(ctx, m.ExceptHandler()):
             guarded = ctx.parent(handler)
-            if isinstance(guarded, cst.Try) and invokes_tool(ctx, guarded.body):
+            if isinstance(guarded, cst.Try) and _runs_a_tool(ctx, guarded):
                 if id(ctx.enclosing_function(handler)) not in flagged:
                     yield from _handler_mutations(ctx, handler, results)

@@ -96,6 +96,8 @@ def _text_targets(
     leaf = leaf_name(content) if isinstance(content, (cst.Name, cst.Attribute)) else None
     if is_literal(content) or (leaf and leaf.isupper()):
         return []  # a constant (``"done"``, ``PLACEHOLDER``): cutting it changes nothing the tool did
+    if isinstance(content, cst.Name) and _fed_constants_only(ctx, content):
+        return []  # ``def _status_part(self, call, content)`` only ever given fixed status texts
     if isinstance(content, cst.Call) and final_name(content) in _STRUCTURED:
         return []  # ``model_dump()``/``to_dict()`` hand back data, not text
     texts = text_values(ctx, content)
@@ -108,6 +110,49 @@ def _text_targets(
             added = [text for value in _appended(ctx, content) for text in text_values(ctx, value)]
             return built + [text for text in added if not is_literal(text)]
     return [content] if opaque else []
+
+
+def _constant(ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """A literal, an UPPER_CASE constant, a choice between constants, or a local bound only to those."""
+    if is_literal(expr):
+        return True
+    if isinstance(expr, (cst.Name, cst.Attribute)) and (leaf_name(expr) or "").isupper():
+        return True
+    if isinstance(expr, cst.IfExp):
+        return _constant(ctx, expr.body, depth) and _constant(ctx, expr.orelse, depth)
+    if isinstance(expr, cst.Name) and depth < 2:
+        values = local_values(ctx, expr)
+        return bool(values) and all(_constant(ctx, value, depth + 1) for value in values)
+    return False
+
+
+def _fed_constants_only(ctx: SourceContext, content: cst.Name) -> bool:
+    """``content`` is a parameter of its function, and every call of that function in this file
+    passes it a constant: the text is the framework's own, not what a tool produced."""
+    func = ctx.enclosing_function(content)
+    if func is None or local_values(ctx, content):
+        return False
+    params = [*func.params.posonly_params, *func.params.params]
+    names = [p.name.value for p in params]
+    if content.value not in names:
+        return False
+    position = names.index(content.value)
+    fed: list[cst.BaseExpression] = []
+    for call in ctx.nodes(cst.Call):
+        if final_name(call) != func.name.value:
+            continue
+        offset = 1 if isinstance(call.func, cst.Attribute) and names[:1] in (["self"], ["cls"]) else 0
+        keyword = next((a.value for a in call.args if a.keyword and a.keyword.value == content.value), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        value = (
+            keyword
+            if keyword is not None
+            else (positional[position - offset] if 0 <= position - offset < len(positional) else None)
+        )
+        if value is None:
+            return False
+        fed.append(value)
+    return bool(fed) and all(_constant(ctx, value) for value in fed)
 
 
 class TruncateToolResults(Operator):
@@ -236,6 +281,27 @@ class TruncateToolResults(Operator):
         ),
         Example(
             before=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation)\n"
+            ),
+            after=(
+                "def step(call, tools):\n"
+                "    observation = tools[call.name].run(call.args)\n"
+                "    return StepResult(call_id=call.id, observation=observation[:10])\n"
+            ),
+            note="a result object whose payload field is named for what the tool returned (observation)",
+        ),
+        Example(
+            before=(
+                "def plan(message):\n"
+                "    return [ToolCall(call_id=c.id, name=c.function.name, arguments=c.function.arguments)\n"
+                "            for c in message.tool_calls]\n"
+            ),
+            note="a call object carries an id and arguments, but nothing a tool produced",
+        ),
+        Example(
+            before=(
                 "def turn(history, prompt, reply):\n"
                 '    history.append({"role": "user", "content": prompt})\n'
                 '    history.append({"role": "assistant", "content": reply.text, "tool_calls": '
@@ -253,6 +319,20 @@ class TruncateToolResults(Operator):
             ),
             note="a journal call that mentions the fields, and a tool result whose content is a constant",
         ),
+        Example(
+            before=(
+                "def _status(call, content):\n"
+                "    return {'type': 'tool_result', 'tool_use_id': call.id, 'content': content}\n"
+                "\n"
+                "def done(call):\n"
+                "    return _status(call, FINAL_RESULT_PROCESSED)\n"
+                "\n"
+                "def skipped(call, won):\n"
+                "    message = ALREADY_PROCESSED if won else NOT_THE_FINAL_RESULT\n"
+                "    return _status(call, message)\n"
+            ),
+            note="a helper's content parameter that every caller in the file feeds a fixed status text",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -260,5 +340,5 @@ class TruncateToolResults(Operator):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:
                 for target in _text_targets(ctx, content, may_be_text):
-                    description = f"{result.label} content cut to its first 10 characters"
+                    description = f"{result.label} {result.content_key} cut to its first 10 characters"
                     yield Mutation(target, first_chars(target), description)

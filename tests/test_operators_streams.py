@@ -686,6 +686,109 @@ def test_truncated_arguments_ignores_sse_data_and_config() -> None:
     assert mutants("accept-truncated-tool-arguments", source) == []
 
 
+def test_truncated_arguments_description_says_what_the_handler_did() -> None:
+    """A helper that answers unreadable arguments with ``None`` never failed a turn: the mutant's
+    description names what the code did instead of the loop's usual "failing the turn"."""
+    lenient = """
+        import json
+
+        def parse_tool_arguments(raw_arguments):
+            try:
+                parsed = json.loads(raw_arguments)
+            except json.JSONDecodeError:
+                return None
+            return parsed
+    """
+    (quiet,) = mutants("accept-truncated-tool-arguments", lenient)
+    assert quiet.description == "unparseable tool arguments become {} instead of returning None"
+    (strict,) = mutants("accept-truncated-tool-arguments", TOOL_ARGS)
+    assert strict.description == "unparseable tool arguments become {} instead of raising BadToolCall"
+    assert "failing the turn" not in quiet.description + strict.description
+
+
+# -- end markers seen through an accumulator, a sentinel or a constant ----------------------------
+
+
+def test_skipped_check_on_an_accumulator_flag_returns_the_cut_reply() -> None:
+    source = """
+        class TruncatedReplyError(Exception):
+            pass
+
+        class Acc:
+            def __init__(self):
+                self.parts, self.complete = [], False
+
+            def add(self, event):
+                if event["type"] == "text":
+                    self.parts.append(event["text"])
+                elif event["type"] == "message_stop":
+                    self.complete = True
+
+        def read(events):
+            acc = Acc()
+            for event in events:
+                acc.add(event)
+            if not acc.complete:
+                raise TruncatedReplyError("stream ended before the end-of-turn event")
+            return "".join(acc.parts)
+    """
+    cut = [{"type": "text", "text": "Hel"}]
+    original = load(source)
+    with pytest.raises(original["TruncatedReplyError"]):
+        original["read"](cut)
+    assert load(only("skip-stop-marker-check", source))["read"](cut) == "Hel"
+
+
+def test_removed_raise_after_a_sentinel_loop_ends_a_cut_stream_quietly() -> None:
+    source = """
+        END = object()
+
+        class StreamCutError(Exception):
+            pass
+
+        def relay(source):
+            for chunk in source:
+                if chunk is END:
+                    return
+                yield chunk
+            raise StreamCutError("producer closed without the end sentinel")
+    """
+    original = load(source)
+    assert list(original["relay"](["a", original["END"]])) == ["a"]
+    with pytest.raises(original["StreamCutError"]):
+        list(original["relay"](["a"]))
+    assert list(load(only("skip-stop-marker-check", source))["relay"](["a"])) == ["a"]
+
+
+def test_a_sync_stream_is_model_code_when_its_async_twin_is() -> None:
+    twin = """
+        class Stream:
+            def __stream__(self):
+                response = self.response
+                try:
+                    for sse in self._iter_events():
+                        yield sse
+                finally:
+                    response.close()
+    """
+    assert mutants("drop-response-close", twin) == []  # alone, nothing says it reads a model stream
+    both = (
+        twin
+        + """
+        class AsyncStream:
+            async def __stream__(self):
+                response = self.response
+                try:
+                    async for sse in self._iter_events():
+                        yield sse
+                finally:
+                    await response.aclose()
+    """
+    )
+    found = {" ".join(mu.original.split()) for mu in mutants("drop-response-close", both)}
+    assert found == {"response.close()", "await response.aclose()"}
+
+
 # -- the sample agent -----------------------------------------------------------------------------
 
 

@@ -611,3 +611,105 @@ def test_a_refusal_is_known_by_its_error_flag_or_its_ownership_wording() -> None
         return {"ok": True}
     """
     assert changes("skip-tenant-check", carries_on) == []
+
+
+# -- result objects, failure helpers, schema rules and truthful labels ---------------------------
+
+CONTRACT = """
+    TYPES = {"string": str, "integer": int}
+
+    class ToolContract:
+        def __init__(self, required, properties):
+            self.required, self.properties = required, properties
+
+        def problems(self, payload):
+            found = []
+            for key in self.required:
+                if key not in payload:
+                    found.append(f"missing required field {key!r}")
+            for key, value in payload.items():
+                if key not in self.properties:
+                    found.append(f"unexpected field {key!r}")
+                elif not isinstance(value, TYPES[self.properties[key]]):
+                    found.append(f"field {key!r} should be {self.properties[key]}")
+            return found
+
+    def execute(contract, call):
+        problems = contract.problems(call["arguments"])
+        if problems:
+            return {"role": "tool", "tool_call_id": call["id"], "content": "invalid: " + "; ".join(problems)}
+        return {"role": "tool", "tool_call_id": call["id"], "content": "ran"}
+"""
+
+
+def test_each_schema_rule_of_a_contract_method_has_its_own_mutant() -> None:
+    """The contract's method never names the arguments: the call site hands them over."""
+    contract = {"required": ["city"], "properties": {"city": "string"}}
+    bad_calls = {
+        "missing": {"id": "c1", "arguments": {}},
+        "unexpected": {"id": "c2", "arguments": {"city": "Paris", "debug": 1}},
+        "type": {"id": "c3", "arguments": {"city": 3}},
+    }
+    original = load(textwrap.dedent(CONTRACT))
+    for call in bad_calls.values():
+        answer = original["execute"](original["ToolContract"](**contract), call)
+        assert answer["content"] != "ran"
+    let_through = {}
+    for namespace in variants("skip-argument-validation", CONTRACT):
+        runs = [
+            kind
+            for kind, call in bad_calls.items()
+            if namespace["execute"](namespace["ToolContract"](**contract), call)["content"] == "ran"
+        ]
+        let_through[tuple(runs)] = let_through.get(tuple(runs), 0) + 1
+    # one mutant per rule lets exactly its kind of bad call through; the caller's guard all of them
+    assert let_through == {
+        ("missing",): 1,
+        ("unexpected",): 1,
+        ("type",): 1,
+        ("missing", "unexpected", "type"): 1,
+    }
+
+
+def test_swallowed_error_through_a_result_object_and_a_helper_reads_as_success() -> None:
+    source = """
+        class Outcome:
+            def __init__(self, text, failed=False):
+                self.text, self.failed = text, failed
+
+        def boom(**kwargs):
+            raise ValueError("disk full")
+
+        def run_call(name, arguments, handlers):
+            try:
+                text = handlers[name](**arguments)
+            except Exception as err:
+                return Outcome(text=str(err), failed=True)
+            return Outcome(text=text)
+
+        def _fail(name, code, message):
+            return {"tool": name, "ok": False, "error": {"code": code, "message": message}}
+
+        def dispatch(name, args, registry):
+            try:
+                value = registry[name](**args)
+            except Exception as exc:
+                return _fail(name, "handler_error", str(exc))
+            return {"tool": name, "ok": True, "value": value}
+    """
+    found = mutants("swallow-tool-error", textwrap.dedent(source))
+    assert len(found) == 2
+    assert "every failure it reports reads as success" in found[1].description
+    outcomes = [load(mu.mutated_source(textwrap.dedent(source))) for mu in found]
+    assert outcomes[0]["run_call"]("boom", {}, {"boom": outcomes[0]["boom"]}).failed is False
+    assert outcomes[1]["dispatch"]("boom", {}, {"boom": outcomes[1]["boom"]})["ok"] is True
+
+
+def test_allowlist_declines_a_check_whose_skipping_only_raises_key_error() -> None:
+    source = """
+        def dispatch(name, args, tools):
+            if name not in tools:
+                raise ValueError(f"unknown tool {name}")
+            return tools[name](**args)
+    """
+    assert mutants("skip-tool-allowlist", source) == []
