@@ -1,0 +1,342 @@
+"""The agent's turn loop and its bound.
+
+A *turn loop* is a ``for``/``while`` loop whose every pass talks to the model (directly, through
+a call named for it such as ``self.llm.invoke``, or through a function of the same file that
+does), that counts or bounds turns by name (``for turn in range(max_turns)``, ``while
+self.steps_taken <= self.step_budget``, ``self._rounds += 1``), and that is not a retry loop
+(attempts of one request are the retry family's business).
+
+Its *bound* is what ends the loop after N turns, in any of these spellings:
+
+* ``range(N)`` as the loop's iterable (the loop just ends; often a ``raise`` follows it);
+* a comparison of a turn counter with a turn limit in the ``while`` test (the loop goes on while
+  it holds: sense ``continue``), in an ``if`` of the loop whose body leaves it (``raise``,
+  ``break``, ``return``: sense ``stop``), or in a predicate or check of the same file called there
+  (``while not self._should_halt()``, ``self._check_turns()``), read through ``not``.
+
+Pages, tokens, usage, chunks and attempts are counted and bounded too, but they are not turns:
+their names never make a turn counter (see ``vocabulary.NOT_TURN_WORDS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
+from mutagent.anatomy.model_calls import direct_model_call
+from mutagent.anatomy.vocabulary import identifier, is_count_name, is_turn_limit_name, is_turn_name
+from mutagent.mutation.context import SourceContext
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+_EQUALITY = (cst.Equal, cst.NotEqual)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_LOOPS = (cst.For, cst.While)
+
+
+@dataclass(frozen=True)
+class TurnBound:
+    """One bound of a turn loop. ``node`` is the ``range(...)`` call or the comparison;
+    ``sense`` is ``"stop"`` when the comparison holding ends the loop, ``"continue"`` when it
+    holding allows another turn (a ``range`` bound is ``"continue"``); ``raises`` names the
+    exception raised once the bound is reached, if the code raises one."""
+
+    kind: str  # "range" | "comparison"
+    node: cst.CSTNode
+    sense: str
+    counter: str
+    limit: str
+    raises: str | None
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TurnLoop:
+    loop: cst.For | cst.While
+    evidence: tuple[str, ...]
+    bounds: tuple[TurnBound, ...] = field(default=())
+
+
+def _names(ctx: SourceContext, node: cst.CSTNode) -> list[str]:
+    """Names a reader sees in ``node`` (``self.max_turns`` -> ``self``, ``max_turns``)."""
+    return [n.value for n in ctx.descendants(node, m.Name())]
+
+
+def _loop_variables(loop: cst.CSTNode) -> set[str]:
+    if not isinstance(loop, cst.For):
+        return set()
+    target = loop.target
+    items = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return {item.value for item in items if isinstance(item, cst.Name)}
+
+
+def _side_roles(ctx: SourceContext, side: cst.CSTNode, loop_vars: set[str]) -> tuple[bool, bool]:
+    """(is a turn counter, is a turn limit) for one operand of a comparison."""
+    names = _names(ctx, side)
+    limit = any(is_turn_limit_name(n) for n in names) or (isinstance(side, cst.Integer) and not names)
+    counter = any(is_turn_name(n) and not is_turn_limit_name(n) for n in names) or bool(
+        set(names) & loop_vars
+    )
+    return counter and not limit, limit
+
+
+def turn_comparison(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+    """``turn > max_turns``, ``self.steps_taken <= self.step_budget``, ``self._rounds >=
+    self._round_cap``: one ordering (or ``==``/``!=``) of a turn counter against a turn limit."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    target = node.comparisons[0]
+    if not isinstance(target.operator, _ORDERING + _EQUALITY):
+        return False
+    names = _names(ctx, node)
+    if "None" in names or any(is_count_name(n) for n in names):
+        return False
+    if ctx.descendants(node, m.SimpleString() | m.Float() | m.FormattedString()):
+        return False
+    left = _side_roles(ctx, node.left, loop_vars)
+    right = _side_roles(ctx, target.comparator, loop_vars)
+    return (left[0] and right[1]) or (left[1] and right[0])
+
+
+def _leaves(ctx: SourceContext, test: cst.CSTNode, negated: bool = False):  # noqa: ANN202 - generator
+    """(leaf, negated) for the leaves of a boolean test, through ``and``/``or``/``not``/parens."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _leaves(ctx, test.expression, not negated)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from _leaves(ctx, test.left, negated)
+        yield from _leaves(ctx, test.right, negated)
+    else:
+        yield test, negated
+
+
+def _exits(ctx: SourceContext, block: cst.CSTNode) -> str | None:
+    """How ``block`` leaves the loop: ``raise X``, ``return``, ``break``; None if it does not."""
+    for statement in ctx.descendants(block, m.Raise() | m.Return() | m.Break()):
+        if any(isinstance(a, _SCOPES + _LOOPS) for a in _within(ctx, statement, block)):
+            continue
+        if isinstance(statement, cst.Raise):
+            return f"raise {_raised(statement) or ''}".strip()
+        return "return" if isinstance(statement, cst.Return) else "break"
+    return None
+
+
+def _raised(statement: cst.Raise) -> str | None:
+    exc = statement.exc
+    if isinstance(exc, cst.Call):
+        exc = exc.func
+    return identifier(exc) if exc is not None else None
+
+
+def _within(ctx: SourceContext, node: cst.CSTNode, stop: cst.CSTNode) -> list[cst.CSTNode]:
+    found = []
+    for ancestor in ctx.ancestors(node):
+        if ancestor is stop:
+            break
+        found.append(ancestor)
+    return found
+
+
+def _returns_true(ctx: SourceContext, block: cst.CSTNode) -> bool:
+    return bool(ctx.descendants(block, m.Return(value=m.Name("True"))))
+
+
+def _raise_after(ctx: SourceContext, loop: cst.CSTNode) -> str | None:
+    """``X`` when the statement right after the loop (or its ``else``) raises ``X``."""
+    if getattr(loop, "orelse", None) is not None:
+        found = _exits(ctx, loop.orelse)
+        if found and found.startswith("raise"):
+            return found.removeprefix("raise ").strip() or None
+    parent = ctx.parent(loop)
+    body = getattr(parent, "body", None)
+    if isinstance(body, (list, tuple)) and loop in body:
+        index = list(body).index(loop)
+        if index + 1 < len(body):
+            following = body[index + 1]
+            if isinstance(following, cst.SimpleStatementLine) and isinstance(following.body[0], cst.Raise):
+                return _raised(following.body[0])
+    return None
+
+
+def _raise_name(exit_: str | None) -> str | None:
+    if exit_ and exit_.startswith("raise "):
+        return exit_.removeprefix("raise ") or None
+    return None
+
+
+def _predicate_bounds(
+    ctx: SourceContext, func: cst.FunctionDef, stop_when_true: bool, loop_vars: set[str], via: str
+) -> list[TurnBound]:
+    """Bounds inside a predicate (``_should_halt``) or check (``_check_turns``) the loop calls.
+    ``stop_when_true``: the predicate returning True ends the loop (None for a check called as a
+    statement, whose only way to end the loop is to raise)."""
+    found = []
+    for comparison in ctx.descendants(func.body, m.Comparison()):
+        if not turn_comparison(ctx, comparison, loop_vars):
+            continue
+        for ancestor in ctx.ancestors(comparison):
+            if isinstance(ancestor, cst.Return) and stop_when_true is not None:
+                negated = dict(_leaves(ctx, ancestor.value)).get(comparison)
+                if negated is None:
+                    break
+                stop = stop_when_true != negated
+                found.append(_bound(ctx, comparison, "stop" if stop else "continue", None, via))
+                break
+            if isinstance(ancestor, cst.If):
+                negated = dict(_leaves(ctx, ancestor.test)).get(comparison)
+                if negated is None:
+                    break
+                exit_ = _exits(ctx, ancestor.body)
+                if exit_ and exit_.startswith("raise"):
+                    sense = "continue" if negated else "stop"
+                    found.append(_bound(ctx, comparison, sense, _raise_name(exit_), via))
+                elif stop_when_true is not None and _returns_true(ctx, ancestor.body):
+                    stop = stop_when_true != negated
+                    found.append(_bound(ctx, comparison, "stop" if stop else "continue", None, via))
+                break
+            if isinstance(ancestor, _SCOPES):
+                break
+    return found
+
+
+def _bound(
+    ctx: SourceContext, comparison: cst.Comparison, sense: str, raises: str | None, via: str
+) -> TurnBound:
+    target = comparison.comparisons[0]
+    left, right = ctx.code(comparison.left).strip(), ctx.code(target.comparator).strip()
+    counter_left = (
+        _side_roles(ctx, comparison.left, set())[0] or not _side_roles(ctx, comparison.left, set())[1]
+    )
+    counter, limit = (left, right) if counter_left else (right, left)
+    evidence = (f"{via}compares turn counter {counter} with limit {limit}",)
+    return TurnBound("comparison", comparison, sense, counter, limit, raises, evidence)
+
+
+def _loop_bounds(ctx: SourceContext, loop: cst.For | cst.While, loop_vars: set[str]) -> list[TurnBound]:
+    bounds: list[TurnBound] = []
+    after = _raise_after(ctx, loop)
+    tests: list[tuple[cst.CSTNode, bool]] = []  # (test, True if the test holding ends the loop)
+    if isinstance(loop, cst.While):
+        tests.append((loop.test, False))
+    for branch in _own(ctx, loop, m.If()):
+        exit_ = _exits(ctx, branch.body)
+        if exit_:
+            tests.append((branch.test, True))
+            for leaf, negated in _leaves(ctx, branch.test):
+                if turn_comparison(ctx, leaf, loop_vars):
+                    sense = "continue" if negated else "stop"
+                    bounds.append(_bound(ctx, leaf, sense, _raise_name(exit_), ""))
+    if isinstance(loop, cst.While):
+        for leaf, negated in _leaves(ctx, loop.test):
+            if turn_comparison(ctx, leaf, loop_vars):
+                bounds.append(_bound(ctx, leaf, "stop" if negated else "continue", after, ""))
+    for test, holding_stops in tests:
+        for leaf, negated in _leaves(ctx, test):
+            target = callee(ctx, leaf)
+            if target is not None:
+                stop_when_true = holding_stops != negated
+                via = f"{target.name.value}() "
+                bounds.extend(_predicate_bounds(ctx, target, stop_when_true, loop_vars, via))
+    for statement in _own(ctx, loop, m.Expr()):
+        target = callee(ctx, statement.value)
+        if target is not None:
+            bounds.extend(_predicate_bounds(ctx, target, None, loop_vars, f"{target.name.value}() "))
+    return bounds
+
+
+def _own(ctx: SourceContext, loop: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
+    """Nodes of ``loop``'s body matching ``matcher``, outside nested loops and definitions."""
+    found = []
+    for node in ctx.descendants(loop.body, matcher):  # type: ignore[attr-defined]
+        if not any(isinstance(a, _SCOPES + _LOOPS) for a in _within(ctx, node, loop)):
+            found.append(node)
+    return found
+
+
+def _is_range(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and "builtins.range" in ctx.qualified_names(node)
+
+
+def _turn_named(ctx: SourceContext, loop: cst.For | cst.While) -> str | None:
+    header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
+    for part in header:
+        for name in _names(ctx, part):
+            if is_turn_name(name):
+                return f"loop header names turns: {name}"
+    for step in _own(ctx, loop, m.AugAssign(operator=m.AddAssign())):
+        name = identifier(step.target)
+        if is_turn_name(name):
+            return f"counts turns: {ctx.code(step).strip()}"
+    return None
+
+
+def turn_loops(ctx: SourceContext) -> list[TurnLoop]:
+    """Every turn loop of the file with its bounds, in document order (cached per file)."""
+    return ctx.cached(("anatomy", "turn-loops"), lambda: _find(ctx))
+
+
+def _find(ctx: SourceContext) -> list[TurnLoop]:
+    from operators._retry import is_retry_loop
+
+    def direct(call: cst.Call) -> str | None:
+        return direct_model_call(ctx, call)
+
+    found = []
+    for loop in sorted(
+        ctx.nodes(cst.For) + ctx.nodes(cst.While),
+        key=lambda n: (ctx.position(n).start.line, ctx.position(n).start.column),
+    ):
+        named = _turn_named(ctx, loop)
+        if named is None and not _has_turn_check(ctx, loop):
+            continue
+        if is_retry_loop(ctx, loop):
+            continue
+        model = model_call_evidence(ctx, loop.body, direct)
+        if model is None and isinstance(loop, cst.For):
+            model = model_call_evidence(ctx, loop.iter, direct)
+        if model is None:
+            continue
+        loop_vars = (
+            _loop_variables(loop) if isinstance(loop, cst.For) and _is_range(ctx, loop.iter) else set()
+        )
+        bounds = _loop_bounds(ctx, loop, loop_vars)
+        if isinstance(loop, cst.For) and _is_range(ctx, loop.iter) and named:
+            args = loop.iter.args
+            limit = ctx.code(args[min(1, len(args) - 1)].value).strip() if args else ""
+            bounds.insert(
+                0,
+                TurnBound(
+                    "range",
+                    loop.iter,
+                    "continue",
+                    ", ".join(sorted(loop_vars)) or "_",
+                    limit,
+                    _raise_after(ctx, loop),
+                    (f"the loop runs {ctx.code(loop.iter).strip()} turns",),
+                ),
+            )
+        evidence = tuple(e for e in (named, model) if e)
+        found.append(TurnLoop(loop, evidence, tuple(bounds)))
+    return found
+
+
+def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
+    """The loop's test or an ``if`` of it compares turns, directly or through a local predicate."""
+    tests = [loop.test] if isinstance(loop, cst.While) else []
+    tests += [branch.test for branch in _own(ctx, loop, m.If())]
+    calls = [s.value for s in _own(ctx, loop, m.Expr())]
+    for test in tests:
+        if any(turn_comparison(ctx, c) for c in ctx.descendants(test, m.Comparison())):
+            return True
+        calls.extend(leaf for leaf, _ in _leaves(ctx, test))
+    for call in calls:
+        target = callee(ctx, call)
+        if target is not None and any(
+            turn_comparison(ctx, c) for c in ctx.descendants(target.body, m.Comparison())
+        ):
+            return True
+    return False
+
+
+__all__ = ["TurnBound", "TurnLoop", "own_calls", "turn_comparison", "turn_loops"]
