@@ -363,3 +363,23 @@ def is_turn_name(name: str | None) -> bool:
 def is_turn_limit_name(name: str | None) -> bool:
     """``max_turns``, ``step_budget``, ``_round_cap``, ``MAX_ITERATIONS``, ``turn_limit``."""
     return is_turn_name(name) and bool(set(words(name or "")) & LIMIT_WORDS)
+
+
+# -- retry-after and tool guards ----------------------------------------------------------------
+
+#: Headers a server states its wait in (seconds or an HTTP date; milliseconds).
+RETRY_AFTER_HEADERS = frozenset({"retry-after", "retry-after-ms"})
+
+#: What a tool guard checks, by the words of its test (``mutagent map`` names the kind).
+GUARD_KINDS: dict[str, frozenset[str]] = {
+    "allow-list": frozenset(
+        "allow allowed allowlist permitted permit whitelist enabled denylist blocklist blocked".split()
+        + ["forbidden"]
+    ),
+    "schema": frozenset(
+        "schema validate validation valid invalid required missing problems unexpected".split()
+    ),
+    "tenant": frozenset("tenant tenants owner owns account org organization workspace".split()),
+    "approval": frozenset("approval approved approve confirm confirmed consent pending decision".split()),
+    "idempotency": frozenset("idempotency idempotent dedup dedupe completed executed processed seen".split()),
+}
