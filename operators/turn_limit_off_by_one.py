@@ -191,7 +191,8 @@ class TurnLimitOffByOne(Operator):
                     )
                 continue
             comparison: cst.Comparison = bound.node  # type: ignore[assignment]
-            target = comparison.comparisons[0]
+            targets = list(comparison.comparisons)
+            target = targets[bound.index]
             operator = target.operator
             new_type = _SHIFTED.get(type(operator))
             if new_type is not None:
@@ -203,17 +204,18 @@ class TurnLimitOffByOne(Operator):
                 looser = new_type not in _STRICT
                 extra = looser != (bound.sense == "stop")
                 change = f"{_SYMBOL[type(operator)]} becomes {_SYMBOL[new_type]}"
-                replacement = comparison.with_changes(
-                    comparisons=[target.with_changes(operator=new_operator)]
-                )
-            elif isinstance(operator, (cst.Equal, cst.NotEqual)):
+                new_target = target.with_changes(operator=new_operator)
+            elif (
+                isinstance(operator, (cst.Equal, cst.NotEqual))
+                and ctx.code(target.comparator).strip() == bound.limit
+            ):
                 # ``turn == max_turns`` (stop) or ``turn != max_turns`` (continue) reached one later.
                 extra = True
                 change = "compared limit + 1"
-                replacement = comparison.with_changes(
-                    comparisons=[target.with_changes(comparator=plus_one(target.comparator))]
-                )
+                new_target = target.with_changes(comparator=plus_one(target.comparator))
             else:
                 continue
+            targets[bound.index] = new_target
+            replacement = comparison.with_changes(comparisons=targets)
             effect = one_more_turn(bound) if extra else one_turn_fewer(bound)
             yield Mutation(comparison, replacement, f"turn limit shifted by one ({change}): {effect}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import MODEL_CALL_WORDS, identifier, words
+from mutagent.anatomy.vocabulary import MODEL_CALL_WORDS, MODEL_OBJECT_WORDS, MODEL_VERBS, identifier, words
 from mutagent.mutation.context import SourceContext
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -89,8 +89,12 @@ def model_call_evidence(
             return direct
         name = identifier(call) or ""
         chain = ctx.code(call.func) if isinstance(call.func, cst.Attribute) else name
-        if set(words(chain)) & MODEL_CALL_WORDS and not name.startswith("__") and not name[:1].isupper():
-            return f"calls {chain}()"
+        if not name.startswith("__") and not name[:1].isupper():
+            chain_words = set(words(chain))
+            if chain_words & MODEL_CALL_WORDS or (
+                chain_words & MODEL_OBJECT_WORDS and set(words(name)) & MODEL_VERBS
+            ):
+                return f"calls {chain}()"
         target = callee(ctx, call)
         if target is not None and depth > 0:
             key = ("anatomy", "calls-model", id(target), depth - 1)

@@ -50,6 +50,7 @@ class TurnBound:
     limit: str
     raises: str | None
     evidence: tuple[str, ...]
+    index: int = 0  # which target of a chained comparison (``0 < limit <= calls``) is the bound
 
 
 @dataclass(frozen=True)
@@ -72,32 +73,57 @@ def _loop_variables(loop: cst.CSTNode) -> set[str]:
     return {item.value for item in items if isinstance(item, cst.Name)}
 
 
-def _side_roles(ctx: SourceContext, side: cst.CSTNode, loop_vars: set[str]) -> tuple[bool, bool]:
-    """(is a turn counter, is a turn limit) for one operand of a comparison."""
+def _side_roles(ctx: SourceContext, side: cst.CSTNode, loop_vars: set[str]) -> tuple[str, bool]:
+    """(``"turn"`` for an operand named as a turn counter, ``"other"`` for any other variable,
+    ``""`` for a literal; whether it is a turn limit) for one operand of a comparison. A literal 0
+    or 1 is a "first turn?" test, never a limit."""
     names = _names(ctx, side)
-    limit = any(is_turn_limit_name(n) for n in names) or (isinstance(side, cst.Integer) and not names)
-    counter = any(is_turn_name(n) and not is_turn_limit_name(n) for n in names) or bool(
-        set(names) & loop_vars
-    )
-    return counter and not limit, limit
+    literal = isinstance(side, cst.Integer)
+    limit = any(is_turn_limit_name(n) for n in names) or (literal and int(side.value, 0) > 1)
+    if limit or literal or not names:
+        return "", limit
+    turn = any(is_turn_name(n) for n in names) or bool(set(names) & loop_vars)
+    return ("turn" if turn else "other"), False
+
+
+def _operands(comparison: cst.Comparison, index: int) -> tuple[cst.BaseExpression, cst.BaseExpression]:
+    left = comparison.left if index == 0 else comparison.comparisons[index - 1].comparator
+    return left, comparison.comparisons[index].comparator
+
+
+def turn_pair(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] = frozenset()) -> int | None:  # type: ignore[assignment]
+    """The index of the comparison target of ``node`` that compares a turn counter with a turn
+    limit (``turn > max_turns``, ``self.steps_taken <= self.step_budget``, ``self._rounds >=
+    self._round_cap``, the second half of ``0 < self.step_limit <= self.n_calls``), or None.
+
+    A counter named for turns may meet a literal limit above 1; any other counter must meet a
+    limit named for turns. Nothing compared with ``None``, a string or a float, and nothing
+    that mentions attempts or retries, is a turn bound."""
+    if not isinstance(node, cst.Comparison):
+        return None
+    names = _names(ctx, node)
+    if "None" in names or any(is_count_name(n) for n in names):
+        return None
+    if ctx.descendants(node, m.SimpleString() | m.Float() | m.FormattedString()):
+        return None
+    for index, target in enumerate(node.comparisons):
+        if not isinstance(target.operator, _ORDERING + _EQUALITY):
+            continue
+        sides = _operands(node, index)
+        roles = [_side_roles(ctx, side, loop_vars) for side in sides]
+        for counter, limit in ((0, 1), (1, 0)):
+            if not roles[limit][1]:
+                continue
+            if roles[counter][0] == "turn":
+                return index
+            if roles[counter][0] == "other" and not isinstance(sides[limit], cst.Integer):
+                return index
+    return None
 
 
 def turn_comparison(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
-    """``turn > max_turns``, ``self.steps_taken <= self.step_budget``, ``self._rounds >=
-    self._round_cap``: one ordering (or ``==``/``!=``) of a turn counter against a turn limit."""
-    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
-        return False
-    target = node.comparisons[0]
-    if not isinstance(target.operator, _ORDERING + _EQUALITY):
-        return False
-    names = _names(ctx, node)
-    if "None" in names or any(is_count_name(n) for n in names):
-        return False
-    if ctx.descendants(node, m.SimpleString() | m.Float() | m.FormattedString()):
-        return False
-    left = _side_roles(ctx, node.left, loop_vars)
-    right = _side_roles(ctx, target.comparator, loop_vars)
-    return (left[0] and right[1]) or (left[1] and right[0])
+    """Whether ``node`` is a turn bound comparison (see :func:`turn_pair`)."""
+    return turn_pair(ctx, node, loop_vars) is not None
 
 
 def _leaves(ctx: SourceContext, test: cst.CSTNode, negated: bool = False):  # noqa: ANN202 - generator
@@ -117,13 +143,21 @@ def _exits(ctx: SourceContext, block: cst.CSTNode) -> str | None:
         if any(isinstance(a, _SCOPES + _LOOPS) for a in _within(ctx, statement, block)):
             continue
         if isinstance(statement, cst.Raise):
-            return f"raise {_raised(statement) or ''}".strip()
+            return f"raise {_raised(ctx, statement) or ''}".strip()
         return "return" if isinstance(statement, cst.Return) else "break"
     return None
 
 
-def _raised(statement: cst.Raise) -> str | None:
+def _raised(ctx: SourceContext, statement: cst.Raise) -> str | None:
+    """The class ``raise`` raises: ``raise X(...)``, ``raise X``, or ``raise err`` where ``err =
+    X(...)`` in the same function."""
     exc = statement.exc
+    scope = ctx.enclosing_function(statement)
+    if isinstance(exc, cst.Name) and scope is not None:
+        assigned = m.Assign(targets=[m.AssignTarget(m.Name(exc.value))], value=m.Call())
+        for assign in ctx.descendants(scope, assigned):
+            exc = assign.value
+            break
     if isinstance(exc, cst.Call):
         exc = exc.func
     return identifier(exc) if exc is not None else None
@@ -155,7 +189,7 @@ def _raise_after(ctx: SourceContext, loop: cst.CSTNode) -> str | None:
         if index + 1 < len(body):
             following = body[index + 1]
             if isinstance(following, cst.SimpleStatementLine) and isinstance(following.body[0], cst.Raise):
-                return _raised(following.body[0])
+                return _raised(ctx, following.body[0])
     return None
 
 
@@ -203,14 +237,13 @@ def _predicate_bounds(
 def _bound(
     ctx: SourceContext, comparison: cst.Comparison, sense: str, raises: str | None, via: str
 ) -> TurnBound:
-    target = comparison.comparisons[0]
-    left, right = ctx.code(comparison.left).strip(), ctx.code(target.comparator).strip()
-    counter_left = (
-        _side_roles(ctx, comparison.left, set())[0] or not _side_roles(ctx, comparison.left, set())[1]
-    )
-    counter, limit = (left, right) if counter_left else (right, left)
-    evidence = (f"{via}compares turn counter {counter} with limit {limit}",)
-    return TurnBound("comparison", comparison, sense, counter, limit, raises, evidence)
+    index = turn_pair(ctx, comparison)
+    index = 0 if index is None else index
+    left, right = _operands(comparison, index)
+    counter, limit = (right, left) if _side_roles(ctx, left, set())[1] else (left, right)
+    counter_text, limit_text = ctx.code(counter).strip(), ctx.code(limit).strip()
+    evidence = (f"{via}compares turn counter {counter_text} with limit {limit_text}",)
+    return TurnBound("comparison", comparison, sense, counter_text, limit_text, raises, evidence, index)
 
 
 def _loop_bounds(ctx: SourceContext, loop: cst.For | cst.While, loop_vars: set[str]) -> list[TurnBound]:
@@ -238,11 +271,27 @@ def _loop_bounds(ctx: SourceContext, loop: cst.For | cst.While, loop_vars: set[s
                 stop_when_true = holding_stops != negated
                 via = f"{target.name.value}() "
                 bounds.extend(_predicate_bounds(ctx, target, stop_when_true, loop_vars, via))
-    for statement in _own(ctx, loop, m.Expr()):
-        target = callee(ctx, statement.value)
-        if target is not None:
-            bounds.extend(_predicate_bounds(ctx, target, None, loop_vars, f"{target.name.value}() "))
+    for target in _reached(ctx, loop.body):
+        bounds.extend(_predicate_bounds(ctx, target, None, loop_vars, f"{target.name.value}() "))
     return bounds
+
+
+def _reached(ctx: SourceContext, node: cst.CSTNode, depth: int = 2) -> list[cst.FunctionDef]:
+    """Defs of this file that running ``node`` calls, followed ``depth`` levels deep (a check
+    such as ``query()`` that raises ``LimitsExceeded``, called by ``step()`` in the loop)."""
+    found: list[cst.FunctionDef] = []
+    own_def = ctx.enclosing_function(node)
+    frontier = [node]
+    for _ in range(depth):
+        following = []
+        for part in frontier:
+            for call in own_calls(ctx, part):
+                target = callee(ctx, call)
+                if target is not None and target is not own_def and target not in found:
+                    found.append(target)
+                    following.append(target.body)
+        frontier = following
+    return found
 
 
 def _own(ctx: SourceContext, loop: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
@@ -322,21 +371,15 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
 
 
 def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
-    """The loop's test or an ``if`` of it compares turns, directly or through a local predicate."""
+    """The loop's test or an ``if`` of it compares turns, directly or in a def of this file the
+    loop reaches."""
     tests = [loop.test] if isinstance(loop, cst.While) else []
     tests += [branch.test for branch in _own(ctx, loop, m.If())]
-    calls = [s.value for s in _own(ctx, loop, m.Expr())]
     for test in tests:
         if any(turn_comparison(ctx, c) for c in ctx.descendants(test, m.Comparison())):
             return True
-        calls.extend(leaf for leaf, _ in _leaves(ctx, test))
-    for call in calls:
-        target = callee(ctx, call)
-        if target is not None and any(
-            turn_comparison(ctx, c) for c in ctx.descendants(target.body, m.Comparison())
-        ):
-            return True
-    return False
+    scopes = [target.body for target in _reached(ctx, loop)]
+    return any(turn_comparison(ctx, c) for body in scopes for c in ctx.descendants(body, m.Comparison()))
 
 
-__all__ = ["TurnBound", "TurnLoop", "own_calls", "turn_comparison", "turn_loops"]
+__all__ = ["TurnBound", "TurnLoop", "turn_comparison", "turn_loops", "turn_pair"]

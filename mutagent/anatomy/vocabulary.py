@@ -350,6 +350,13 @@ MODEL_CALL_WORDS = frozenset(
     {"llm", "chat", "completion", "completions", "complete", "turn", "agent", "assistant"}
 )
 
+#: ``self.model.query(...)``, ``llm.generate(...)``: an object named for a model with a verb that asks it.
+MODEL_OBJECT_WORDS = frozenset({"model", "llm", "lm"})
+MODEL_VERBS = frozenset(
+    "query aquery invoke ainvoke generate agenerate complete acomplete chat achat respond".split()
+    + ["create", "stream"]
+)
+
 
 def is_turn_name(name: str | None) -> bool:
     """``turn``, ``steps_taken``, ``self._rounds``, ``max_turns``, ``step_budget`` (not ``max_retries``,

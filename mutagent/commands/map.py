@@ -42,9 +42,7 @@ HELP = (
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    add_path_arguments(
-        parser, "the target project or a single source file (default: the current directory)"
-    )
+    add_path_arguments(parser, "the target project or a single source file (default: the current directory)")
     parser.add_argument("--json", action="store_true", help="print the anatomy as JSON (stable keys)")
 
 
