@@ -423,7 +423,7 @@ class KeepPartialHistory(Operator):
                 "            if attempt >= 3:\n"
                 "                raise\n"
             ),
-            note="rollback by a fresh accumulator per attempt; hoisted out of the loop it keeps partial output",
+            note="a fresh accumulator per attempt; hoisted out of the loop it keeps partial output",
         ),
         Example(
             before=(
