@@ -32,6 +32,7 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import retry_loops
 from operators._tools import (
     agent_code,
     branches,
@@ -140,6 +141,58 @@ def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
     scope = function or ctx.top_level_statement(call)
     hashed = any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope))
     return bool(named & _KEY_WORDS) and hashed and in_tool_context(ctx, call)
+
+
+_IDEMPOTENCY_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "deduplication"})
+
+
+def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.SimpleStatementLine]:
+    """``options.idempotency_key = self._idempotency_key()``, ``idem_key = str(uuid.uuid4())``,
+    ``headers["Idempotency-Key"] = new_key()``: assignments of the same function before ``loop``
+    (outside it) that make an idempotency key by a call, of a variable the loop reads."""
+    function = ctx.enclosing_function(loop)
+    if function is None:
+        return []
+    start = ctx.position(loop).start.line
+    read = {n.value for n in ctx.descendants(loop.body, m.Name())}
+    sent = _sent_as_key(ctx, loop)
+    found = []
+    for assign in ctx.descendants(function.body, m.Assign(targets=[m.AssignTarget()])):
+        line = ctx.parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            continue
+        if ctx.position(assign).start.line >= start or ctx.enclosing_function(assign) is not function:
+            continue
+        target = assign.targets[0].target
+        named = node_words(ctx, target) | {
+            w for s in ctx.descendants(target, m.SimpleString()) for w in words(string_value(s) or "")
+        }
+        sent_here = isinstance(target, cst.Name) and target.value in sent
+        if not (named & _IDEMPOTENCY_WORDS or sent_here) or not ctx.descendants(assign.value, m.Call()):
+            continue
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in read:
+            found.append(line)
+    return found
+
+
+def _sent_as_key(ctx: SourceContext, loop: cst.CSTNode) -> set[str]:
+    """Names the loop sends as an idempotency key: ``{"Idempotency-Key": key}``,
+    ``headers["Idempotency-Key"] = key``, ``idempotency_key=key``."""
+    names: set[str] = set()
+    for element in ctx.descendants(loop, m.DictElement()):
+        key = string_value(element.key)
+        if key is not None and key.lower() in _HEADERS and isinstance(element.value, cst.Name):
+            names.add(element.value.value)
+    for arg in ctx.descendants(loop, m.Arg(keyword=m.Name("idempotency_key"), value=m.Name())):
+        names.add(arg.value.value)
+    for assign in ctx.descendants(loop, m.Assign(targets=[m.AssignTarget(m.Subscript())], value=m.Name())):
+        key = string_value(getattr(assign.targets[0].target.slice[0].slice, "value", None))
+        if key is not None and key.lower() in _HEADERS:
+            names.add(assign.value.value)
+    return names
 
 
 class IgnoreIdempotencyKey(Operator):
@@ -266,12 +319,112 @@ class IgnoreIdempotencyKey(Operator):
             ),
             note="a response cache outside tool code",
         ),
+        Example(
+            before=(
+                "def request(self, options, max_retries=2):\n"
+                "    if options.idempotency_key is None and options.method != 'get':\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        try:\n"
+                "            return self._send(self._build_request(options))\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            after=(
+                "def request(self, options, max_retries=2):\n"
+                "    if options.idempotency_key is None and options.method != 'get':\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "        try:\n"
+                "            return self._send(self._build_request(options))\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            note="a key made once on the request options before the retry loop, now made per attempt",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import uuid\n\n"
+                "async def charge(http, url, body, attempts=3):\n"
+                "    key = str(uuid.uuid4())\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        attempt += 1\n"
+                "        resp = await http.post(url, json=body, headers={'Idempotency-Key': key})\n"
+                "        if resp.status_code >= 500 and attempt < attempts:\n"
+                "            await asyncio.sleep(attempt)\n"
+                "            continue\n"
+                "        return resp\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import uuid\n\n"
+                "async def charge(http, url, body, attempts=3):\n"
+                "    key = str(uuid.uuid4())\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        key = str(uuid.uuid4())\n"
+                "        attempt += 1\n"
+                "        resp = await http.post(url, json=body, headers={'Idempotency-Key': key})\n"
+                "        if resp.status_code >= 500 and attempt < attempts:\n"
+                "            await asyncio.sleep(attempt)\n"
+                "            continue\n"
+                "        return resp\n"
+            ),
+            note="async: a uuid sent as the Idempotency-Key header across retries becomes one per attempt",
+        ),
+        Example(
+            before=(
+                "import uuid\n\n"
+                "def send_all(client, url, bodies):\n"
+                "    idempotency_key = str(uuid.uuid4())\n"
+                "    for body in bodies:\n"
+                "        try:\n"
+                "            client.send_event(url, body, token=idempotency_key)\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            note="a key before a loop over items that is no retry loop",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def call(client, body, request_id, max_retries=3):\n"
+                "    trace_id = make_trace_id()\n"
+                "    for attempt in range(max_retries):\n"
+                "        try:\n"
+                "            return client.post('/v1/messages', json=body, headers={'x-trace': trace_id})\n"
+                "        except TimeoutError:\n"
+                "            time.sleep(attempt)\n"
+            ),
+            note="an id made before a retry loop that is no idempotency key",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         yield from self._non_canonical_keys(ctx)
         yield from self._lookups_skipped(ctx)
         yield from self._dropped_keys(ctx)
+        yield from self._keys_per_attempt(ctx)
+
+    @staticmethod
+    def _keys_per_attempt(ctx: SourceContext) -> Iterator[Mutation]:
+        """A key made once per logical request, before the retry loop, runs again at the top of
+        every attempt: each retry then carries a new key."""
+        for loop in retry_loops(ctx):
+            if not isinstance(loop.body, cst.IndentedBlock):
+                continue
+            for line in _keys_made_before(ctx, loop):
+                made = ctx.code(line.body[0]).strip()
+                body = loop.body.with_changes(body=[line.with_changes(leading_lines=[]), *loop.body.body])
+                yield Mutation(
+                    loop.body,
+                    body,
+                    f"idempotency key made per attempt (`{made}` runs before every retry): the server "
+                    "sees each retry as a new request",
+                )
 
     @staticmethod
     def _non_canonical_keys(ctx: SourceContext) -> Iterator[Mutation]:
