@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import RETRY_OVERRIDE_HEADERS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -365,6 +366,77 @@ def _caught_names(handler: cst.ExceptHandler) -> set[str]:
     return {identifier(e) or "" for e in elements}
 
 
+def _retries_in_handler(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    """The handler itself goes round the retry loop again (a ``continue`` of its own loop)."""
+    loop = innermost_loop(ctx, handler)
+    return loop is not None and any(
+        innermost_loop(ctx, node) is loop for node in ctx.descendants(handler.body, m.Continue())
+    )
+
+
+def _sends_or_decides(ctx: SourceContext, attempt: cst.Try, loop: cst.CSTNode | None) -> bool:
+    """A conversion classifies an error for a retry only where an attempt is made: in a retry
+    path, or around a request being sent (a model or HTTP call), whose caller may retry it. A
+    ``try`` that only reads an already open stream converts errors nobody retries (a half-read
+    stream cannot be replayed)."""
+    from operators._streams import is_http_call, is_model_call
+
+    if in_retry_decision(ctx, attempt) or (loop is not None and is_retry_loop(ctx, loop)):
+        return True
+    return any(is_model_call(c) or is_http_call(ctx, c) for c in ctx.descendants(attempt.body, m.Call()))
+
+
+def _override_reads(ctx: SourceContext, function: cst.CSTNode) -> set[str]:
+    """Local names that hold the server's retry-override header (``x-should-retry``), directly
+    or through a normalising step (``value = header.lower().strip()``)."""
+    tainted: set[str] = set()
+    assigns = list(ctx.descendants(function, m.Assign(targets=[m.AssignTarget(m.Name())])))
+    changed = True
+    while changed:
+        changed = False
+        for assign in assigns:
+            name = assign.targets[0].target.value
+            if name in tainted:
+                continue
+            strings = {
+                str(s.evaluated_value).lower() for s in ctx.descendants(assign.value, m.SimpleString())
+            }
+            names = {n.value for n in ctx.descendants(assign.value, m.Name())}
+            if strings & RETRY_OVERRIDE_HEADERS or names & tainted:
+                tainted.add(name)
+                changed = True
+    return tainted
+
+
+def _override_ignored(ctx: SourceContext) -> Iterator[Mutation]:
+    """``if should_retry_header == "true": return True`` obeys the server before the status rules;
+    the mutant never sees the header, so the status rules decide alone."""
+    for function in ctx.findall(m.FunctionDef()):
+        tainted = _override_reads(ctx, function)
+        for comparison in ctx.descendants(function.body, m.Comparison()):
+            if ctx.enclosing_function(comparison) is not function or len(comparison.comparisons) != 1:
+                continue
+            target = comparison.comparisons[0]
+            if not isinstance(target.operator, cst.Equal):
+                continue
+            sides = (comparison.left, target.comparator)
+            verdicts = [str(s.evaluated_value).lower() for s in sides if isinstance(s, cst.SimpleString)]
+            reads = [
+                s
+                for s in sides
+                if (isinstance(s, cst.Name) and s.value in tainted)
+                or {str(x.evaluated_value).lower() for x in ctx.descendants(s, m.SimpleString())}
+                & RETRY_OVERRIDE_HEADERS
+            ]
+            if len(verdicts) == 1 and verdicts[0] in ("true", "false") and reads:
+                what = "an order to retry" if verdicts[0] == "true" else "an order not to retry"
+                yield Mutation(
+                    comparison,
+                    _FALSE,
+                    f"server's x-should-retry: {verdicts[0]} ({what}) ignored: the status rules decide alone",
+                )
+
+
 def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
     """A handler that turns the caught error into a retryable exception (``except
     openai.RateLimitError as err: raise TransientFailure(...) from err``) classifies it, wherever the
@@ -375,6 +447,10 @@ def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
     ]
     converted: list[tuple[cst.ExceptHandler, cst.Raise, str]] = []
     for handler in handlers:
+        if _retries_in_handler(ctx, handler):
+            # ``except Timeout: if retries_left: ...; continue`` then ``raise APITimeoutError``: the
+            # raise is the give-up after the retry decision; its type is what the caller sees.
+            continue
         for raise_ in _raises_in(ctx, handler.body, (cst.ExceptHandler, cst.ExceptStarHandler)):
             verdict = exception_verdict(ctx, raise_.exc)
             raised = identifier(raise_.exc)
@@ -706,6 +782,78 @@ class MisclassifyRetryable(Operator):
             ),
             note="an except clause in a loop over data, and a delay schedule",
         ),
+        Example(
+            before=(
+                "def should_retry(response):\n"
+                "    should_retry_header = response.headers.get('x-should-retry')\n"
+                "    if should_retry_header == 'true':\n"
+                "        return True\n"
+                "    if should_retry_header == 'false':\n"
+                "        return False\n"
+                "    return response.status_code == 429 or response.status_code >= 500\n"
+            ),
+            after=(
+                "def should_retry(response):\n"
+                "    should_retry_header = response.headers.get('x-should-retry')\n"
+                "    if False:\n"
+                "        return True\n"
+                "    if should_retry_header == 'false':\n"
+                "        return False\n"
+                "    return response.status_code == 429 or response.status_code >= 500\n"
+            ),
+            note="the server's retry override obeyed before the status rules: ignored",
+        ),
+        Example(
+            before=(
+                "async def retry_advice(error):\n"
+                "    header = _get_header_value(error, 'x-should-retry')\n"
+                "    if header is not None:\n"
+                "        value = header.lower().strip()\n"
+                "        if value == 'false':\n"
+                "            return Advice(suggested=False)\n"
+                "    return Advice(suggested=error.status_code >= 500)\n"
+            ),
+            after=(
+                "async def retry_advice(error):\n"
+                "    header = _get_header_value(error, 'x-should-retry')\n"
+                "    if header is not None:\n"
+                "        value = header.lower().strip()\n"
+                "        if False:\n"
+                "            return Advice(suggested=False)\n"
+                "    return Advice(suggested=error.status_code >= 500)\n"
+            ),
+            note="async, read through a helper and normalised: the server's veto ignored",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def request(client, req, max_retries=2):\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        try:\n"
+                "            return client.send(req)\n"
+                "        except httpx.TimeoutException as err:\n"
+                "            if retries_taken < max_retries:\n"
+                "                continue\n"
+                "            raise APITimeoutError(request=req) from err\n"
+            ),
+            note="the re-raise as the SDK's type comes after the retry decision: it decides no retry",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "class Stream:\n"
+                "    def _iter_events(self):\n"
+                "        try:\n"
+                "            yield from self._decoder.iter_bytes(self.response.iter_bytes())\n"
+                "        except httpx.TimeoutException as err:\n"
+                "            raise APITimeoutError(request=self.response.request) from err\n"
+            ),
+            note="a read of an already open stream converts an error nobody retries",
+        ),
+        Example(
+            before=("def cache_hit(response):\n    return response.headers.get('x-cache') == 'true'\n"),
+            note="another header compared with 'true'",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -722,7 +870,9 @@ class MisclassifyRetryable(Operator):
             loop = innermost_loop(ctx, attempt)
             if loop is not None and is_retry_loop(ctx, loop):
                 yield from _except_clauses(ctx, attempt)
-            yield from _conversions(ctx, attempt)
+            if _sends_or_decides(ctx, attempt, loop):
+                yield from _conversions(ctx, attempt)
+        yield from _override_ignored(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
             if in_retry_decision(ctx, call):
                 yield from _isinstance_check(ctx, call)

@@ -10,8 +10,8 @@ Provable here means: the earlier ``if`` precedes the comparison's statement in t
 in an enclosing block of the same function (no loop in between), its body ends in ``return`` or
 ``raise`` and it has no ``else``; its test is a conjunction of the boundary check (true at
 equality: ``==``, ``<=``, ``>=``, in either order) and ``X is not None`` checks of the same
-operands or of the objects they are read from; and the operands are the same names or attributes (a local assigned exactly once from
-one counts as that one), not assigned in between.
+operands or of the objects they are read from; and the operands are the same names or
+attributes (a local assigned exactly once from one counts as that one), not assigned in between.
 """
 
 from __future__ import annotations

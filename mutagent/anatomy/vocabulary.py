@@ -376,6 +376,8 @@ def is_turn_limit_name(name: str | None) -> bool:
 
 #: Headers a server states its wait in (seconds or an HTTP date; milliseconds).
 RETRY_AFTER_HEADERS = frozenset({"retry-after", "retry-after-ms"})
+#: Headers by which a server orders a retry or forbids one, whatever the status says.
+RETRY_OVERRIDE_HEADERS = frozenset({"x-should-retry"})
 
 #: What a tool guard checks, by the words of its test (``mutagent map`` names the kind).
 GUARD_KINDS: dict[str, frozenset[str]] = {
