@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mutagent.anatomy.turns import TurnBound, turn_loops
+from mutagent.anatomy.turns import TurnBound, loose_turn_bounds, turn_loops
 from mutagent.mutation.context import SourceContext
 
 
@@ -13,11 +13,11 @@ def turn_bounds(ctx: SourceContext) -> Iterator[TurnBound]:
     """Every bound of every turn loop of the file, each node once (a predicate shared by two
     loops is one bound)."""
     seen: set[int] = set()
-    for loop in turn_loops(ctx):
-        for bound in loop.bounds:
-            if id(bound.node) not in seen:
-                seen.add(id(bound.node))
-                yield bound
+    bounds = [bound for loop in turn_loops(ctx) for bound in loop.bounds] + loose_turn_bounds(ctx)
+    for bound in bounds:
+        if id(bound.node) not in seen:
+            seen.add(id(bound.node))
+            yield bound
 
 
 def one_more_turn(bound: TurnBound) -> str:

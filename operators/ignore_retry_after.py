@@ -37,7 +37,9 @@ def _module_strings(ctx: SourceContext) -> dict[str, str]:
     return constants
 
 
-def _header(ctx: SourceContext, node: cst.CSTNode, constants: dict[str, str]) -> str | None:
+def _header(
+    ctx: SourceContext, node: cst.CSTNode, constants: dict[str, str], *, loops: bool = True
+) -> str | None:
     """The retry-after header ``node`` names, lower-cased, in any spelling, through a constant, or
     as the variable of a loop over header names (``for name, unit in (("retry-after-ms", 1000),
     ("retry-after", 1)): headers.get(name)``, named ``"retry-after headers"``)."""
@@ -47,7 +49,7 @@ def _header(ctx: SourceContext, node: cst.CSTNode, constants: dict[str, str]) ->
     elif isinstance(node, cst.Name):
         value = constants.get(node.value)
         if value is None:
-            return _loop_over_headers(ctx, node, constants)
+            return _loop_over_headers(ctx, node, constants) if loops else None
     if isinstance(value, bytes):
         value = value.decode("latin-1")
     return value.lower() if isinstance(value, str) and value.lower() in HEADERS else None
@@ -67,7 +69,7 @@ def _loop_over_headers(ctx: SourceContext, name: cst.Name, constants: dict[str, 
         if isinstance(iterable, cst.Name):  # RETRY_AFTER_HEADERS = (...) at module level
             iterable = _module_collections(ctx).get(iterable.value, iterable)
         strings = ctx.descendants(iterable, m.SimpleString() | m.Name())
-        if any(_header(ctx, s, constants) for s in strings if not isinstance(s, cst.Name) or s is not name):
+        if any(_header(ctx, s, constants, loops=False) for s in strings):
             return "retry-after-ms/retry-after"
     return None
 
@@ -127,6 +129,9 @@ def _carried(
     (``err.wait_hint``, ``normalized.retry_after``) where the retry delay or decision is made."""
     if not carries_server_wait(attribute) or _is_stored(ctx, attribute):
         return None
+    call = ctx.parent(attribute)
+    if isinstance(call, cst.Call) and call.func is attribute:
+        return None  # ``self._parse_retry_after_header(...)``: a method, not a carried value
     function = ctx.enclosing_function(attribute)
     if function is None:
         return None

@@ -178,6 +178,34 @@ class TurnLimitOffByOne(Operator):
             ),
             note="token accounting, and a plain loop over a list of steps",
         ),
+        Example(
+            before=(
+                "class UsageLimits:\n"
+                "    def check_before_request(self, usage):\n"
+                "        request_limit = self.request_limit\n"
+                "        if request_limit is not None and usage.requests >= request_limit:\n"
+                "            raise UsageLimitExceeded(f'would exceed request_limit={request_limit}')\n"
+            ),
+            after=(
+                "class UsageLimits:\n"
+                "    def check_before_request(self, usage):\n"
+                "        request_limit = self.request_limit\n"
+                "        if request_limit is not None and usage.requests > request_limit:\n"
+                "            raise UsageLimitExceeded(f'would exceed request_limit={request_limit}')\n"
+            ),
+            note="a model-request budget checked where the loop is out of sight: one extra request",
+        ),
+        Example(
+            before=(
+                "class RateLimiter:\n"
+                "    def check(self):\n"
+                "        if self.requests >= self.max_requests_per_minute:\n"
+                "            raise RateLimitExceeded('slow down')\n"
+                "        if self.tool_calls > self.tool_calls_limit:\n"
+                "            raise UsageLimitExceeded('too many tool calls')\n"
+            ),
+            note="a rate limiter's request count, and a tool-call budget: neither is the turn limit",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

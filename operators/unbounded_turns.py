@@ -153,6 +153,35 @@ class UnboundedTurns(Operator):
             ),
             note="a plain list loop, and a counting loop that never talks to the model",
         ),
+        Example(
+            before=(
+                "class BaseToolRunner:\n"
+                "    def _should_stop(self):\n"
+                "        if self._max_iterations is not None and self._iterations >= self._max_iterations:\n"
+                "            return True\n"
+                "        return False\n\n"
+                "class ToolRunner(BaseToolRunner):\n"
+                "    def _steps(self):\n"
+                "        while not self._should_stop():\n"
+                "            message = self._client.beta.messages.create(**self._params)\n"
+                "            self._iterations += 1\n"
+                "            yield message\n"
+            ),
+            after=(
+                "class BaseToolRunner:\n"
+                "    def _should_stop(self):\n"
+                "        if self._max_iterations is not None and False:\n"
+                "            return True\n"
+                "        return False\n\n"
+                "class ToolRunner(BaseToolRunner):\n"
+                "    def _steps(self):\n"
+                "        while not self._should_stop():\n"
+                "            message = self._client.beta.messages.create(**self._params)\n"
+                "            self._iterations += 1\n"
+                "            yield message\n"
+            ),
+            note="the stop predicate lives in a base class of the same file",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -17,7 +17,7 @@ import libcst.matchers as m
 from mutagent.anatomy.callgraph import callee
 from mutagent.anatomy.model_calls import direct_model_call
 from mutagent.anatomy.roles import ROLE_KINDS, Role
-from mutagent.anatomy.turns import turn_loops
+from mutagent.anatomy.turns import loose_turn_bounds, turn_loops
 from mutagent.anatomy.vocabulary import (
     GUARD_KINDS,
     LIMIT_WORDS,
@@ -221,6 +221,17 @@ def _retry_after_sources(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _turn_roles(ctx: SourceContext) -> Iterator[Role]:
+    for bound in loose_turn_bounds(ctx):
+        yield _role(
+            ctx,
+            "turn-bound",
+            bound.node,
+            bound.evidence,
+            sense=bound.sense,
+            counter=bound.counter,
+            limit=bound.limit,
+            raises=bound.raises,
+        )
     for turn_loop in turn_loops(ctx):
         yield _role(
             ctx, "turn-loop", turn_loop.loop, turn_loop.evidence, bounded="yes" if turn_loop.bounds else "no"

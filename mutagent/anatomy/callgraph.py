@@ -53,8 +53,38 @@ def callee(ctx: SourceContext, call: cst.CSTNode) -> cst.FunctionDef | None:
     if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self") | m.Name("cls")):
         owner = _owner_class(ctx, call)
         if owner is not None:
-            return defs.get((owner.name.value, func.attr.value))
+            for klass in _lineage(ctx, owner.name.value):
+                found = defs.get((klass, func.attr.value))
+                if found is not None:
+                    return found
     return None
+
+
+def _lineage(ctx: SourceContext, name: str) -> list[str]:
+    """``name`` and the classes of this file it inherits from, nearest first (``SyncToolRunner``
+    -> ``BaseToolRunner``): a ``self.`` call may run a method of a base class."""
+    bases = ctx.cached(("anatomy", "bases"), lambda: _bases(ctx))
+    order, queue = [], [name]
+    while queue:
+        current = queue.pop(0)
+        if current not in order:
+            order.append(current)
+            queue.extend(bases.get(current, ()))
+    return order
+
+
+def _bases(ctx: SourceContext) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for klass in ctx.nodes(cst.ClassDef):
+        names = []
+        for base in klass.bases:
+            value = base.value
+            if isinstance(value, cst.Subscript):  # ``BaseToolRunner[T]``
+                value = value.value
+            if isinstance(value, cst.Name):
+                names.append(value.value)
+        found.setdefault(klass.name.value, names)
+    return found
 
 
 def own_calls(ctx: SourceContext, node: cst.CSTNode) -> list[cst.Call]:

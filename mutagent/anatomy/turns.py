@@ -27,7 +27,15 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
 from mutagent.anatomy.model_calls import direct_model_call
-from mutagent.anatomy.vocabulary import identifier, is_count_name, is_turn_limit_name, is_turn_name
+from mutagent.anatomy.vocabulary import (
+    LIMIT_WORDS,
+    NOT_TURN_WORDS,
+    identifier,
+    is_count_name,
+    is_turn_limit_name,
+    is_turn_name,
+    words,
+)
 from mutagent.mutation.context import SourceContext
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -73,17 +81,28 @@ def _loop_variables(loop: cst.CSTNode) -> set[str]:
     return {item.value for item in items if isinstance(item, cst.Name)}
 
 
-def _side_roles(ctx: SourceContext, side: cst.CSTNode, loop_vars: set[str]) -> tuple[str, bool]:
+def _side_roles(
+    ctx: SourceContext, side: cst.CSTNode, loop_vars: set[str], extra: frozenset[str] = frozenset()
+) -> tuple[str, bool]:
     """(``"turn"`` for an operand named as a turn counter, ``"other"`` for any other variable,
     ``""`` for a literal; whether it is a turn limit) for one operand of a comparison. A literal 0
     or 1 is a "first turn?" test, never a limit."""
     names = _names(ctx, side)
     literal = isinstance(side, cst.Integer)
-    limit = any(is_turn_limit_name(n) for n in names) or (literal and int(side.value, 0) > 1)
+    limit = any(_is_limit(n, extra) for n in names) or (literal and int(side.value, 0) > 1)
     if limit or literal or not names:
         return "", limit
-    turn = any(is_turn_name(n) for n in names) or bool(set(names) & loop_vars)
+    turn = any(_is_turn(n, extra) for n in names) or bool(set(names) & loop_vars)
     return ("turn" if turn else "other"), False
+
+
+def _is_turn(name: str, extra: frozenset[str]) -> bool:
+    parts = set(words(name))
+    return is_turn_name(name) or bool(parts & extra and not parts & NOT_TURN_WORDS)
+
+
+def _is_limit(name: str, extra: frozenset[str]) -> bool:
+    return is_turn_limit_name(name) or (_is_turn(name, extra) and bool(set(words(name)) & LIMIT_WORDS))
 
 
 def _operands(comparison: cst.Comparison, index: int) -> tuple[cst.BaseExpression, cst.BaseExpression]:
@@ -91,7 +110,12 @@ def _operands(comparison: cst.Comparison, index: int) -> tuple[cst.BaseExpressio
     return left, comparison.comparisons[index].comparator
 
 
-def turn_pair(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] = frozenset()) -> int | None:  # type: ignore[assignment]
+def turn_pair(  # type: ignore[assignment]
+    ctx: SourceContext,
+    node: cst.CSTNode,
+    loop_vars: set[str] = frozenset(),
+    extra: frozenset[str] = frozenset(),
+) -> int | None:
     """The index of the comparison target of ``node`` that compares a turn counter with a turn
     limit (``turn > max_turns``, ``self.steps_taken <= self.step_budget``, ``self._rounds >=
     self._round_cap``, the second half of ``0 < self.step_limit <= self.n_calls``), or None.
@@ -110,7 +134,7 @@ def turn_pair(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] = froze
         if not isinstance(target.operator, _ORDERING + _EQUALITY):
             continue
         sides = _operands(node, index)
-        roles = [_side_roles(ctx, side, loop_vars) for side in sides]
+        roles = [_side_roles(ctx, side, loop_vars, extra) for side in sides]
         for counter, limit in ((0, 1), (1, 0)):
             if not roles[limit][1]:
                 continue
@@ -235,12 +259,17 @@ def _predicate_bounds(
 
 
 def _bound(
-    ctx: SourceContext, comparison: cst.Comparison, sense: str, raises: str | None, via: str
+    ctx: SourceContext,
+    comparison: cst.Comparison,
+    sense: str,
+    raises: str | None,
+    via: str,
+    extra: frozenset[str] = frozenset(),
 ) -> TurnBound:
-    index = turn_pair(ctx, comparison)
+    index = turn_pair(ctx, comparison, set(), extra)
     index = 0 if index is None else index
     left, right = _operands(comparison, index)
-    counter, limit = (right, left) if _side_roles(ctx, left, set())[1] else (left, right)
+    counter, limit = (right, left) if _side_roles(ctx, left, set(), extra)[1] else (left, right)
     counter_text, limit_text = ctx.code(counter).strip(), ctx.code(limit).strip()
     evidence = (f"{via}compares turn counter {counter_text} with limit {limit_text}",)
     return TurnBound("comparison", comparison, sense, counter_text, limit_text, raises, evidence, index)
@@ -370,6 +399,38 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
     return found
 
 
+#: Words of an error raised once a limit is passed: ``MaxTurnsExceeded``, ``UsageLimitExceeded``,
+#: ``TooManyStepsError``. A rate limiter's error (``RateLimitExceeded``) is about time, not turns.
+_EXCEEDED_WORDS = frozenset({"exceeded", "exceeds", "exceed", "limit", "limits", "exhausted", "many"})
+#: Model requests count as turns where passing their limit raises such an error
+#: (``if usage.requests >= request_limit: raise UsageLimitExceeded``): one request per turn.
+_REQUEST_WORDS = frozenset({"request", "requests"})
+
+
+def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
+    """Turn bounds whose loop is not in sight (it runs in another file, or through a framework):
+    an ``if`` comparing a turn (or model-request) counter with its limit whose body raises a
+    limit error. Bounds already read from a turn loop of the file are not repeated."""
+
+    def compute() -> list[TurnBound]:
+        claimed = {id(b.node) for loop in turn_loops(ctx) for b in loop.bounds}
+        found = []
+        for branch in ctx.nodes(cst.If):
+            raises = _raise_name(_exits(ctx, branch.body))
+            parts = set(words(raises or ""))
+            if not raises or not parts & _EXCEEDED_WORDS or "rate" in parts:
+                continue
+            for leaf, negated in _leaves(ctx, branch.test):
+                if id(leaf) in claimed or turn_pair(ctx, leaf, set(), _REQUEST_WORDS) is None:
+                    continue
+                bound = _bound(ctx, leaf, "continue" if negated else "stop", raises, "", _REQUEST_WORDS)
+                evidence = (*bound.evidence, f"raises {raises} once passed (the loop it bounds is elsewhere)")
+                found.append(TurnBound(**{**bound.__dict__, "evidence": evidence}))
+        return found
+
+    return ctx.cached(("anatomy", "loose-turn-bounds"), compute)
+
+
 def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     """The loop's test or an ``if`` of it compares turns, directly or in a def of this file the
     loop reaches."""
@@ -382,4 +443,4 @@ def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     return any(turn_comparison(ctx, c) for body in scopes for c in ctx.descendants(body, m.Comparison()))
 
 
-__all__ = ["TurnBound", "TurnLoop", "turn_comparison", "turn_loops", "turn_pair"]
+__all__ = ["TurnBound", "TurnLoop", "loose_turn_bounds", "turn_comparison", "turn_loops", "turn_pair"]
