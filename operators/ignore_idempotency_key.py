@@ -178,6 +178,15 @@ def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst
     return found
 
 
+def _common_block(ctx: SourceContext, first: cst.CSTNode, second: cst.CSTNode) -> cst.CSTNode:
+    """The innermost block holding both nodes."""
+    around_first = {id(a) for a in ctx.ancestors(first) if isinstance(a, cst.IndentedBlock)}
+    for ancestor in ctx.ancestors(second):
+        if isinstance(ancestor, cst.IndentedBlock) and id(ancestor) in around_first:
+            return ancestor
+    raise ValueError("no common block")
+
+
 def _sent_as_key(ctx: SourceContext, loop: cst.CSTNode) -> set[str]:
     """Names the loop sends as an idempotency key: ``{"Idempotency-Key": key}``,
     ``headers["Idempotency-Key"] = key``, ``idempotency_key=key``."""
@@ -419,9 +428,11 @@ class IgnoreIdempotencyKey(Operator):
             for line in _keys_made_before(ctx, loop):
                 made = ctx.code(line.body[0]).strip()
                 body = loop.body.with_changes(body=[line.with_changes(leading_lines=[]), *loop.body.body])
+                # The mutant spans from where the key is made to the loop that now remakes it.
+                region = _common_block(ctx, line, loop)
                 yield Mutation(
-                    loop.body,
-                    body,
+                    region,
+                    region.deep_replace(loop.body, body),
                     f"idempotency key made per attempt (`{made}` runs before every retry): the server "
                     "sees each retry as a new request",
                 )

@@ -120,6 +120,37 @@ def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> cst.Base
     return None
 
 
+#: Verbs of a call that undoes what a failed attempt already did: ``await rewind()``,
+#: ``self._rollback_partial()``, ``state.revert()``, ``transcript.undo_last()``.
+ROLLBACK_VERBS = frozenset({"rewind", "rollback", "revert", "undo"})
+
+
+def _rollback_call(ctx: SourceContext, statement: cst.CSTNode) -> bool:
+    """``await rewind()`` / ``self.rollback()`` as a statement on the failure path of a retry loop
+    (in its ``except``, or in the branch that goes round again)."""
+    if not isinstance(statement, cst.Expr):
+        return False
+    call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
+    if not isinstance(call, cst.Call):
+        return False
+    parts = set(words(identifier(call) or ""))
+    if not parts & ROLLBACK_VERBS:
+        return False
+    loop = innermost_loop(ctx, statement)
+    if loop is None or not is_retry_loop(ctx, loop):
+        return False
+    for ancestor in ctx.ancestors(statement):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock) and any(
+            m.matches(s, m.SimpleStatementLine(body=[m.Continue()])) for s in ancestor.body
+        ):
+            return True  # the branch that goes round again
+    return False
+
+
 def _keeps_prefix(subscript: cst.Subscript) -> bool:
     """``history[:checkpoint]`` rolls back; ``history[-10:]`` trims old turns and is no rollback."""
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
@@ -477,6 +508,48 @@ class KeepPartialHistory(Operator):
             ),
             note="a fresh accumulator per item of a plain loop, no retry",
         ),
+        Example(
+            before=(
+                "import asyncio\n\n"
+                "async def get_with_retry(get_response, rewind, max_retries=2):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return await get_response()\n"
+                "        except ConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt > max_retries:\n"
+                "                raise\n"
+                "            await rewind()\n"
+                "            await asyncio.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "import asyncio\n\n"
+                "async def get_with_retry(get_response, rewind, max_retries=2):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return await get_response()\n"
+                "        except ConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt > max_retries:\n"
+                "                raise\n"
+                "            pass\n"
+                "            await asyncio.sleep(2 ** attempt)\n"
+            ),
+            note="an injected rewind() that rolls the failed attempt back before the replay",
+        ),
+        Example(
+            before=(
+                "def replay(session, steps):\n"
+                "    for step in steps:\n"
+                "        try:\n"
+                "            step.apply(session)\n"
+                "        except ValueError:\n"
+                "            session.undo()\n"
+            ),
+            note="an undo in a loop over steps that retries nothing",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -485,6 +558,13 @@ class KeepPartialHistory(Operator):
             if discarded is not None and _after_failure(ctx, statement, discarded):
                 what = ctx.code(statement).strip()
                 yield Mutation(statement, cst.Pass(), f"rollback `{what}` removed: partial output kept")
+            elif discarded is None and _rollback_call(ctx, statement):
+                what = ctx.code(statement).strip()
+                yield Mutation(
+                    statement,
+                    cst.Pass(),
+                    f"rollback `{what}` removed: the failed attempt's output stays for the retry",
+                )
         for loop in ctx.findall(m.For() | m.While()):
             if is_retry_loop(ctx, loop):
                 for statement, description in _fresh_buffers(ctx, loop):
