@@ -97,6 +97,18 @@ _HELPER_READ_WORDS = frozenset("get read header headers value lookup fetch parse
 _HELPER_WRITE_WORDS = frozenset("set send add write put del delete remove pop update append".split())
 
 
+def _reads_retry_after(call: cst.Call) -> bool:
+    """``get_retry_after(error)``, ``_parse_retry_after_ms(headers)``: a helper that reads the
+    server's wait (not one that sets or formats it)."""
+    parts = set(words(identifier(call) or ""))
+    return (
+        {"retry", "after"} <= parts
+        and bool(parts & _HELPER_READ_WORDS)
+        and not parts & _HELPER_WRITE_WORDS
+        and not parts & LIMIT_WORDS
+    )
+
+
 def _is_header_helper(call: cst.Call) -> bool:
     name = identifier(call) or ""
     if isinstance(call.func, cst.Attribute) and name in _GETTERS:
@@ -173,6 +185,8 @@ def _absent(
                 (a.value for a in node.args if a.keyword and a.keyword.value == "default"), default
             )
             return header, default, "read returns its default"
+    if isinstance(node, cst.Call) and _reads_retry_after(node):
+        return "retry-after", cst.Name("None"), f"{identifier(node)}() returns None"
     if isinstance(node, cst.Call) and _is_header_helper(node):
         for arg in node.args:
             header = _header(ctx, arg.value, constants) if not arg.star else None
@@ -383,6 +397,31 @@ class IgnoreRetryAfter(Operator):
                 "    return min(policy.base * 2 ** attempt, policy.max_retry_after)\n"
             ),
             note="the attribute stored and shown in a message, and a cap named like it: no wait is read",
+        ),
+        Example(
+            before=(
+                "def retry_advice(error):\n"
+                "    retry_after = get_retry_after(error)\n"
+                "    if retry_after is not None:\n"
+                "        return Advice(retry=True, delay=retry_after)\n"
+                "    return Advice(retry=True)\n"
+            ),
+            after=(
+                "def retry_advice(error):\n"
+                "    retry_after = None\n"
+                "    if retry_after is not None:\n"
+                "        return Advice(retry=True, delay=retry_after)\n"
+                "    return Advice(retry=True)\n"
+            ),
+            note="a helper named for the value it reads from the headers",
+        ),
+        Example(
+            before=(
+                "def rate_limited(response, seconds):\n"
+                "    set_retry_after(response, seconds)\n"
+                "    return format_retry_after(seconds), max_retry_after(response)\n"
+            ),
+            note="helpers that write, format or cap the value read nothing from the server",
         ),
     )
 

@@ -366,6 +366,32 @@ def _caught_names(handler: cst.ExceptHandler) -> set[str]:
     return {identifier(e) or "" for e in elements}
 
 
+def _decides_retry(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` takes part in the retry decision: in a retry path or a retry call's arguments, in a
+    function named for retrying (``_should_retry_exception``, even inside its own loop over the
+    ``__cause__`` chain), or in a predicate of this file whose result a retry path reads
+    (``_is_network_like_error(error)`` called where the retry is decided)."""
+    if in_retry_decision(ctx, node):
+        return True
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    if is_retry_name(function.name.value) or is_fatal_name(function.name.value):
+        return True
+    return ctx.cached(("misclassify", "feeds-retry", id(function)), lambda: _feeds_retry(ctx, function))
+
+
+def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
+    from mutagent.anatomy.callgraph import callee
+
+    for call in ctx.nodes(cst.Call):
+        if callee(ctx, call) is function and ctx.enclosing_function(call) is not function:
+            outer = ctx.enclosing_function(call)
+            if in_retry_decision(ctx, call) or (outer is not None and is_retry_name(outer.name.value)):
+                return True
+    return False
+
+
 def _retries_in_handler(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
     """The handler itself goes round the retry loop again (a ``continue`` of its own loop)."""
     loop = innermost_loop(ctx, handler)
@@ -854,6 +880,38 @@ class MisclassifyRetryable(Operator):
             before=("def cache_hit(response):\n    return response.headers.get('x-cache') == 'true'\n"),
             note="another header compared with 'true'",
         ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return isinstance(error, openai.APIConnectionError)\n\n"
+                "def evaluate_retry(error, attempt, max_retries):\n"
+                "    if attempt < max_retries and _is_network_like_error(error):\n"
+                "        return True\n"
+                "    return False\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return False\n\n"
+                "def evaluate_retry(error, attempt, max_retries):\n"
+                "    if attempt < max_retries and _is_network_like_error(error):\n"
+                "        return True\n"
+                "    return False\n"
+            ),
+            note="a predicate of the same file whose answer the retry decision reads",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return isinstance(error, openai.APIConnectionError)\n\n"
+                "def report(error):\n"
+                "    kind = 'network' if _is_network_like_error(error) else 'other'\n"
+                "    print(kind, error)\n"
+            ),
+            note="the same predicate read only to label a log line",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -864,7 +922,7 @@ class MisclassifyRetryable(Operator):
                 if kind:
                     yield from _removals(ctx, collection, kind)
         for comparison in ctx.findall(m.Comparison()):
-            if in_retry_decision(ctx, comparison) or _decides_by_raising(ctx, comparison):
+            if _decides_retry(ctx, comparison) or _decides_by_raising(ctx, comparison):
                 yield from _status_check(ctx, comparison)
         for attempt in ctx.findall(m.Try()):
             loop = innermost_loop(ctx, attempt)
@@ -874,7 +932,7 @@ class MisclassifyRetryable(Operator):
                 yield from _conversions(ctx, attempt)
         yield from _override_ignored(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
-            if in_retry_decision(ctx, call):
+            if _decides_retry(ctx, call):
                 yield from _isinstance_check(ctx, call)
         for call in ctx.findall(m.Call()):
             yield from _library_single_class(ctx, call)

@@ -318,14 +318,7 @@ class RetryBoundOffByOne(Operator):
                 "    max_retries = retry_settings.max_retries\n"
                 "    return max_retries is None or max_retries > 0\n"
             ),
-            after=(
-                "def should_replay_locked(retry_settings):\n"
-                "    if retry_settings is None:\n"
-                "        return True\n"
-                "    max_retries = retry_settings.max_retries\n"
-                "    return max_retries is None or max_retries >= 0\n"
-            ),
-            note='an "are retries enabled?" predicate: described as max_retries == 0 now reading as enabled',
+            note='an "are retries enabled?" predicate: it bounds no attempt',
         ),
         Example(
             before=(
@@ -410,11 +403,16 @@ class RetryBoundOffByOne(Operator):
                         # ``failed_attempts <= 0``, ``attempt > 1``: "did anything fail?", "is this
                         # a retry?" -- accounting and first-attempt tests, not an attempt limit.
                         continue
+                    equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
                     if against is not None:
+                        # ``max_retries > 0`` asks "are retries enabled?", it bounds no attempt:
+                        # no live mutant. Listed only where the shift is provably equivalent, so
+                        # the report says why that predicate has no mutant to kill.
+                        if equivalent is None:
+                            continue
                         description = _enabled_label(ctx, against[1], against[2], against[3], change)
                     else:
                         description = f"attempt limit shifted by one ({change})"
-                    equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
                     yield Mutation(comparison, replacement, description, equivalent=equivalent)
         for loop in ctx.findall(m.For(iter=_RANGE)):
             # A give-up check inside the loop is the real bound; shifting the range as well would
