@@ -178,6 +178,19 @@ def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst
     return found
 
 
+def _header_key(ctx: SourceContext, key: cst.CSTNode | None) -> str | None:
+    """The idempotency header a mapping key names: the literal ``"Idempotency-Key"``, or a
+    variable holding the configured header name (``idempotency_header``, ``self._idempotency_header``)."""
+    literal = string_value(key) if key is not None else None
+    if literal is not None:
+        return literal if literal.lower() in _HEADERS else None
+    if isinstance(key, (cst.Name, cst.Attribute)):
+        parts = node_words(ctx, key)
+        if parts & _IDEMPOTENCY_WORDS and "header" in parts:
+            return ctx.code(key).strip()
+    return None
+
+
 def _common_block(ctx: SourceContext, first: cst.CSTNode, second: cst.CSTNode) -> cst.CSTNode:
     """The innermost block holding both nodes."""
     around_first = {id(a) for a in ctx.ancestors(first) if isinstance(a, cst.IndentedBlock)}
@@ -410,6 +423,32 @@ class IgnoreIdempotencyKey(Operator):
             ),
             note="an id made before a retry loop that is no idempotency key",
         ),
+        Example(
+            before=(
+                "def build_headers(self, options, headers):\n"
+                "    idempotency_header = self._idempotency_header\n"
+                "    if idempotency_header and options.idempotency_key:\n"
+                "        headers[idempotency_header] = options.idempotency_key\n"
+                "    return headers\n"
+            ),
+            after=(
+                "def build_headers(self, options, headers):\n"
+                "    idempotency_header = self._idempotency_header\n"
+                "    if idempotency_header and options.idempotency_key:\n"
+                "        pass\n"
+                "    return headers\n"
+            ),
+            note="the header name is configured, held in a variable",
+        ),
+        Example(
+            before=(
+                "def build_headers(self, headers, request_id):\n"
+                "    trace_header = self._trace_header\n"
+                "    headers[trace_header] = request_id\n"
+                "    return {**headers, idempotency_key_field: 'x'}\n"
+            ),
+            note="another configured header, and a key variable that names no header",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -461,13 +500,13 @@ class IgnoreIdempotencyKey(Operator):
     def _dropped_keys(ctx: SourceContext) -> Iterator[Mutation]:
         for mapping in agent_code(ctx, m.Dict()):
             for element in mapping.elements:
-                key = string_value(getattr(element, "key", None))
-                if key is not None and key.lower() in _HEADERS:
+                key = _header_key(ctx, getattr(element, "key", None))
+                if key is not None:
                     yield Mutation(mapping, without(mapping, element), f"{key} header dropped")
-        header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])
+        header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index())])
         for assign in agent_code(ctx, m.Assign(targets=[m.AssignTarget(target=header)])):
-            key = string_value(assign.targets[0].target.slice[0].slice.value)
-            if key is not None and key.lower() in _HEADERS:
+            key = _header_key(ctx, assign.targets[0].target.slice[0].slice.value)
+            if key is not None:
                 yield Mutation(assign, cst.Pass(), f"{key} header no longer set")
         for call in agent_code(
             ctx, m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("idempotency_key")), m.ZeroOrMore()])

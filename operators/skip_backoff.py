@@ -51,6 +51,19 @@ def _library_wait(ctx: SourceContext, call: cst.Call) -> cst.Arg | None:
     return None
 
 
+def _wait_strategy(ctx: SourceContext, call: cst.Call) -> bool:
+    """A tenacity wait strategy built apart from the decorator (``kwargs["wait"] =
+    wait_exponential_jitter(...)``); one passed as ``wait=`` to ``retry(...)`` is that call's."""
+    if retry_library(ctx, call) != "tenacity":
+        return False
+    names = {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)}
+    if not any(name.startswith("wait_") and name != "wait_none" for name in names):
+        return False
+    arg = ctx.parent(call)
+    owner = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return not (isinstance(owner, cst.Call) and _library_wait(ctx, owner) is arg)
+
+
 class SkipBackoff(Operator):
     name = "skip-backoff"
     description = "The wait before a retry becomes zero."
@@ -266,6 +279,32 @@ class SkipBackoff(Operator):
             ),
             note="a loop that skips bad events and yields to the event loop is not a retry loop",
         ),
+        Example(
+            before=(
+                "from tenacity import AsyncRetrying, wait_exponential_jitter\n\n"
+                "def retry_kwargs(params):\n"
+                "    kwargs = {}\n"
+                "    kwargs['wait'] = wait_exponential_jitter(**params)\n"
+                "    return AsyncRetrying(**kwargs)\n"
+            ),
+            after=(
+                "from tenacity import AsyncRetrying, wait_exponential_jitter\n\n"
+                "def retry_kwargs(params):\n"
+                "    kwargs = {}\n"
+                "    kwargs['wait'] = lambda _: 0\n"
+                "    return AsyncRetrying(**kwargs)\n"
+            ),
+            note="a tenacity wait strategy built into keyword arguments",
+        ),
+        Example(
+            before=(
+                "def wait_for_approval(queue):\n"
+                "    return queue.get()\n\n"
+                "def handle(queue):\n"
+                "    return wait_for_approval(queue)\n"
+            ),
+            note="a function of this file named wait_*, not tenacity's",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -276,6 +315,9 @@ class SkipBackoff(Operator):
                     yield Mutation(
                         arg.value, cst.Integer("0"), f"sleep before retry ({ctx.code(arg.value)}) becomes 0"
                     )
+            if _wait_strategy(ctx, call):
+                yield Mutation(call, _NO_WAIT["tenacity"], "tenacity wait strategy becomes no wait at all")
+                continue
             wait = _library_wait(ctx, call)
             if wait is not None:
                 library = retry_library(ctx, call)

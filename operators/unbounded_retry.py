@@ -127,6 +127,19 @@ def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.
     return None
 
 
+_TENACITY_STOPS = frozenset({"stop_after_attempt", "stop_after_delay", "stop_before_delay"})
+
+
+def _stop_strategy(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
+    """A tenacity stop strategy built apart from the decorator (``kwargs["stop"] =
+    stop_after_attempt(n)``, handed to ``Retrying(**kwargs)`` later) never holds."""
+    if retry_library(ctx, call) != "tenacity":
+        return None
+    if not {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)} & _TENACITY_STOPS:
+        return None
+    return call, cst.parse_expression("lambda _: False"), "tenacity stop condition never holds"
+
+
 class UnboundedRetry(Operator):
     name = "unbounded-retry"
     description = "A retry loop never gives up: its attempt counter no longer advances."
@@ -261,6 +274,39 @@ class UnboundedRetry(Operator):
             ),
             note="a work-queue loop that catches errors and counts",
         ),
+        Example(
+            before=(
+                "from tenacity import Retrying, stop_after_attempt\n\n"
+                "class RunnableRetry:\n"
+                "    def _kwargs_retrying(self):\n"
+                "        kwargs = {}\n"
+                "        if self.max_attempt_number:\n"
+                "            kwargs['stop'] = stop_after_attempt(self.max_attempt_number)\n"
+                "        return kwargs\n\n"
+                "    def _sync_retrying(self):\n"
+                "        return Retrying(**self._kwargs_retrying())\n"
+            ),
+            after=(
+                "from tenacity import Retrying, stop_after_attempt\n\n"
+                "class RunnableRetry:\n"
+                "    def _kwargs_retrying(self):\n"
+                "        kwargs = {}\n"
+                "        if self.max_attempt_number:\n"
+                "            kwargs['stop'] = lambda _: False\n"
+                "        return kwargs\n\n"
+                "    def _sync_retrying(self):\n"
+                "        return Retrying(**self._kwargs_retrying())\n"
+            ),
+            note="a tenacity stop strategy built into keyword arguments for Retrying(**kwargs)",
+        ),
+        Example(
+            before=(
+                "def stop_after_attempt(n):\n"
+                "    return lambda state: state.attempt_number >= n\n\n"
+                "POLICY = {'stop': stop_after_attempt(3)}\n"
+            ),
+            note="a function of this file that happens to share tenacity's name",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -281,6 +327,6 @@ class UnboundedRetry(Operator):
                 for test in _give_ups(ctx, loop):
                     yield Mutation(test, cst.Name("False"), "give-up check never fires")
         for call in ctx.findall(m.Call()):
-            found = _library_stop(ctx, call)
+            found = _library_stop(ctx, call) or _stop_strategy(ctx, call)
             if found:
                 yield Mutation(*found)
