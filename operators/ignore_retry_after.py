@@ -185,8 +185,16 @@ def _absent(
                 (a.value for a in node.args if a.keyword and a.keyword.value == "default"), default
             )
             return header, default, "read returns its default"
-    if isinstance(node, cst.Call) and _reads_retry_after(node):
-        return "retry-after", cst.Name("None"), f"{identifier(node)}() returns None"
+    if (
+        isinstance(node, cst.Call)
+        and _reads_retry_after(node)
+        and not any(  # ``parse_retry_after(headers.get("retry-after"))``: the inner read is the site
+            _header(ctx, s, constants)
+            for arg in node.args
+            for s in ctx.descendants(arg.value, m.SimpleString() | m.Name())
+        )
+    ):
+        return f"server wait read by {identifier(node)}()", cst.Name("None"), "it returns None"
     if isinstance(node, cst.Call) and _is_header_helper(node):
         for arg in node.args:
             header = _header(ctx, arg.value, constants) if not arg.star else None
