@@ -371,14 +371,17 @@ def _decides_retry(ctx: SourceContext, node: cst.CSTNode) -> bool:
     function named for retrying (``_should_retry_exception``, even inside its own loop over the
     ``__cause__`` chain), or in a predicate of this file whose result a retry path reads
     (``_is_network_like_error(error)`` called where the retry is decided)."""
-    if in_retry_decision(ctx, node):
+    if in_retry_decision(ctx, node) or _in_retry_named_function(ctx, node):
         return True
     function = ctx.enclosing_function(node)
     if function is None:
         return False
-    if is_retry_name(function.name.value) or is_fatal_name(function.name.value):
-        return True
     return ctx.cached(("misclassify", "feeds-retry", id(function)), lambda: _feeds_retry(ctx, function))
+
+
+def _in_retry_named_function(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    function = ctx.enclosing_function(node)
+    return function is not None and (is_retry_name(function.name.value) or is_fatal_name(function.name.value))
 
 
 def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
@@ -521,11 +524,29 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
             if kind and len(classes.elements) > 1:
                 effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
                 yield Mutation(classes, without(classes, index), f"{_label(ctx, element.value)} {effect}")
+    elif isinstance(classes, cst.BinaryOperation) and isinstance(classes.operator, cst.BitOr):
+        members = _union_members(classes)
+        for index, member in enumerate(members):
+            kind = error_kind(ctx, member)
+            if kind:
+                effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
+                rest = members[:index] + members[index + 1 :]
+                union = rest[0]
+                for other in rest[1:]:
+                    union = cst.BinaryOperation(left=union, operator=cst.BitOr(), right=other)
+                yield Mutation(classes, union, f"{_label(ctx, member)} {effect}")
     elif error_kind(ctx, classes):
         effect = (
             "no longer retried" if error_kind(ctx, classes) == "retryable" else "no longer treated as fatal"
         )
         yield Mutation(call, _FALSE, f"{_label(ctx, classes)} {effect}")
+
+
+def _union_members(union: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``A | B | C`` (an ``isinstance`` union of classes) -> ``[A, B, C]``."""
+    if isinstance(union, cst.BinaryOperation) and isinstance(union.operator, cst.BitOr):
+        return _union_members(union.left) + _union_members(union.right)
+    return [union]
 
 
 def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -912,6 +933,17 @@ class MisclassifyRetryable(Operator):
             ),
             note="the same predicate read only to label a log line",
         ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def should_retry(error):\n"
+                "    return isinstance(error, httpx.ConnectError | httpx.ReadTimeout)\n"
+            ),
+            after=(
+                "import httpx\n\ndef should_retry(error):\n    return isinstance(error, httpx.ReadTimeout)\n"
+            ),
+            note="a union of classes in isinstance: one member dropped",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -932,8 +964,15 @@ class MisclassifyRetryable(Operator):
                 yield from _conversions(ctx, attempt)
         yield from _override_ignored(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
-            if _decides_retry(ctx, call):
+            if in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call):
                 yield from _isinstance_check(ctx, call)
+            elif _decides_retry(ctx, call):
+                # A predicate a retry path reads (``_is_network_like_error``): its True means
+                # "retry" only for classes that are retryable; a fatal class there may mean
+                # anything (``_is_conversation_locked_error`` tests a 400 it retries).
+                for mutation in _isinstance_check(ctx, call):
+                    if mutation.description.endswith("no longer retried"):
+                        yield mutation
         for call in ctx.findall(m.Call()):
             yield from _library_single_class(ctx, call)
         yield from _verdict_flags(ctx)
