@@ -225,6 +225,10 @@ def _removals(
         kind = kind_of or ("retryable" if code and is_retryable_status(code) else "fatal" if code else None)
         if kind is None:
             continue
+        if len(collection.elements) == 1 and ctx.qualified_names(element.value) & _BROAD:
+            # ``retry_on = (Exception,)``: the catch-all; emptied, the collection usually means "the
+            # default", which is again every exception -- nothing says one class moved.
+            continue
         effect = "no longer retried" if kind == "retryable" else "now retried"
         yield Mutation(collection, without(collection, index), f"{_label(ctx, element.value)} {effect}")
     codes = [http_status(el.value) for el in collection.elements]
@@ -943,6 +947,14 @@ class MisclassifyRetryable(Operator):
                 "import httpx\n\ndef should_retry(error):\n    return isinstance(error, httpx.ReadTimeout)\n"
             ),
             note="a union of classes in isinstance: one member dropped",
+        ),
+        Example(
+            before=(
+                "class RunnableRetry:\n"
+                "    retry_exception_types: tuple = (Exception,)\n"
+                "    max_attempt_number: int = 3\n"
+            ),
+            note="the catch-all (Exception,): emptied, it reads as the default, which retries everything too",
         ),
     )
 
