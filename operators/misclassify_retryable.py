@@ -956,6 +956,27 @@ class MisclassifyRetryable(Operator):
             ),
             note="the catch-all (Exception,): emptied, it reads as the default, which retries everything too",
         ),
+        Example(
+            before=(
+                "from litellm.exceptions import AuthenticationError, NotFoundError\n\n"
+                "class Model:\n"
+                "    abort_exceptions = [AuthenticationError, NotFoundError]\n"
+            ),
+            after=(
+                "from litellm.exceptions import AuthenticationError, NotFoundError\n\n"
+                "class Model:\n"
+                "    abort_exceptions = [NotFoundError]\n"
+            ),
+            note="the errors on which the retry aborts: one of them is now retried",
+        ),
+        Example(
+            before=(
+                "class Model:\n"
+                "    abort_messages = ['cancelled', 'stopped by user']\n"
+                "    abort_hooks = (log_abort, notify_user)\n"
+            ),
+            note="abort wording on collections that hold no error class or status",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

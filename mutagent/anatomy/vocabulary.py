@@ -33,7 +33,9 @@ RETRY_WORDS = frozenset(
     }
 )
 #: Words that make a collection or check about failures that must not be retried.
-FATAL_WORDS = frozenset({"fatal", "permanent", "unrecoverable", "nonretryable", "nonretriable", "giveup"})
+FATAL_WORDS = frozenset(
+    {"fatal", "permanent", "unrecoverable", "nonretryable", "nonretriable", "giveup", "abort", "aborting"}
+)
 NEGATIONS = frozenset({"non", "not", "no", "never", "dont", "without"})
 #: Words that on their own make a number an attempt counter or an attempt limit.
 COUNT_WORDS = frozenset({"attempt", "attempts", "attempted", "retries", "tries", "tried", "trial", "trials"})
