@@ -30,6 +30,16 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (
+    DONE_WORDS,
+    HASHERS,
+    IDEMPOTENCY_HEADERS,
+    IDEMPOTENCY_WORDS,
+    KEY_WORDS,
+    PRESENCE_CALLS,
+    REPEAT_WORDS,
+    STORE_CALLS,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import retry_loops
@@ -52,22 +62,11 @@ from operators._tools import (
     words,
 )
 
-_KEY_WORDS = frozenset("key keys idempotency fingerprint digest dedup dedupe hash".split())
-_DONE_WORDS = frozenset(
-    (
-        "completed executed processed done applied replayed cache cached results ledger journal idempotency "
-        "dedup memo outcomes store seen ran finished redis kv"
-    ).split()
-)
-_HASHERS = frozenset("sha256 sha1 sha512 sha224 sha384 md5 blake2b blake2s uuid5 uuid3".split())
-_HEADERS = frozenset("idempotency-key x-idempotency-key".split())
 _DUMPS = frozenset("json.dumps simplejson.dumps".split())
-_PRESENCE_CALLS = frozenset("get exists has contains __contains__ lookup fetch".split())
-_STORE_CALLS = frozenset("add set put setdefault update append save record".split())
 
 
 def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    return not is_literal(expr) and bool(node_words(ctx, expr) & _KEY_WORDS)
+    return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS)
 
 
 def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -75,7 +74,7 @@ def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpres
     if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
         target = operand.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)) and _keyed(ctx, operand.left):
-            return target.comparator if node_words(ctx, target.comparator) & _DONE_WORDS else None
+            return target.comparator if node_words(ctx, target.comparator) & DONE_WORDS else None
         if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(target.comparator):
             operand = operand.left
     if isinstance(operand, cst.Name):
@@ -84,7 +83,7 @@ def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpres
         operand = operand.expression
     if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) and operand.args:
         store = operand.func.value
-        if operand.func.attr.value in _PRESENCE_CALLS and node_words(ctx, store) & _DONE_WORDS:
+        if operand.func.attr.value in PRESENCE_CALLS and node_words(ctx, store) & DONE_WORDS:
             return store if _keyed(ctx, operand.args[0].value) else None
     return None
 
@@ -97,7 +96,7 @@ def _stores_into(ctx: SourceContext, nodes: list[cst.CSTNode], store: cst.BaseEx
             if ctx.code(node.target.value) == name:
                 return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in _STORE_CALLS and ctx.code(node.func.value) == name:
+            if node.func.attr.value in STORE_CALLS and ctx.code(node.func.value) == name:
                 return True
     return False
 
@@ -118,13 +117,10 @@ def _always_execute(
         ):
             return force(sense, test_value)
     # ``if key in done: return done[key]`` followed by the execution: never take the early exit.
-    replayed = _DONE_WORDS | _KEY_WORDS | node_words(ctx, operand)
+    replayed = DONE_WORDS | KEY_WORDS | node_words(ctx, operand)
     if refusal_level(ctx, when_true, replayed) >= 1 and refusal_level(ctx, when_false, replayed) == 0:
         return force(sense, False)
     return None
-
-
-_REPEAT_WORDS = frozenset("idempotency idempotent dedup dedupe deduplication replay duplicate".split())
 
 
 def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
@@ -136,14 +132,11 @@ def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
     assign = ctx.enclosing(call, cst.Assign)
     if assign is not None:
         named |= frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
-    if named & _REPEAT_WORDS:
+    if named & REPEAT_WORDS:
         return True
     scope = function or ctx.top_level_statement(call)
-    hashed = any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope))
-    return bool(named & _KEY_WORDS) and hashed and in_tool_context(ctx, call)
-
-
-_IDEMPOTENCY_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "deduplication"})
+    hashed = any(isinstance(n, cst.Call) and final_name(n) in HASHERS for n in walk(scope))
+    return bool(named & KEY_WORDS) and hashed and in_tool_context(ctx, call)
 
 
 def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.SimpleStatementLine]:
@@ -168,7 +161,7 @@ def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst
             w for s in ctx.descendants(target, m.SimpleString()) for w in words(string_value(s) or "")
         }
         sent_here = isinstance(target, cst.Name) and target.value in sent
-        if not (named & _IDEMPOTENCY_WORDS or sent_here) or not ctx.descendants(assign.value, m.Call()):
+        if not (named & IDEMPOTENCY_WORDS or sent_here) or not ctx.descendants(assign.value, m.Call()):
             continue
         root = target
         while isinstance(root, (cst.Attribute, cst.Subscript)):
@@ -183,10 +176,10 @@ def _header_key(ctx: SourceContext, key: cst.CSTNode | None) -> str | None:
     variable holding the configured header name (``idempotency_header``, ``self._idempotency_header``)."""
     literal = string_value(key) if key is not None else None
     if literal is not None:
-        return literal if literal.lower() in _HEADERS else None
+        return literal if literal.lower() in IDEMPOTENCY_HEADERS else None
     if isinstance(key, (cst.Name, cst.Attribute)):
         parts = node_words(ctx, key)
-        if parts & _IDEMPOTENCY_WORDS and "header" in parts:
+        if parts & IDEMPOTENCY_WORDS and "header" in parts:
             return ctx.code(key).strip()
     return None
 
@@ -206,13 +199,13 @@ def _sent_as_key(ctx: SourceContext, loop: cst.CSTNode) -> set[str]:
     names: set[str] = set()
     for element in ctx.descendants(loop, m.DictElement()):
         key = string_value(element.key)
-        if key is not None and key.lower() in _HEADERS and isinstance(element.value, cst.Name):
+        if key is not None and key.lower() in IDEMPOTENCY_HEADERS and isinstance(element.value, cst.Name):
             names.add(element.value.value)
     for arg in ctx.descendants(loop, m.Arg(keyword=m.Name("idempotency_key"), value=m.Name())):
         names.add(arg.value.value)
     for assign in ctx.descendants(loop, m.Assign(targets=[m.AssignTarget(m.Subscript())], value=m.Name())):
         key = string_value(getattr(assign.targets[0].target.slice[0].slice, "value", None))
-        if key is not None and key.lower() in _HEADERS:
+        if key is not None and key.lower() in IDEMPOTENCY_HEADERS:
             names.add(assign.value.value)
     return names
 

@@ -14,13 +14,23 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import LIMIT_WORDS, RETRY_AFTER_HEADERS, identifier, words
+from mutagent.anatomy.vocabulary import (
+    CARRIED_SOURCE_WORDS,
+    CARRIED_WAIT_WORDS,
+    HEADER_GETTERS,
+    LIMIT_WORDS,
+    READ_WORDS,
+    RETRY_AFTER_HEADERS,
+    WAITING_WORDS,
+    WRITE_WORDS,
+    identifier,
+    words,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import in_retry_decision
 
 HEADERS = RETRY_AFTER_HEADERS
-_GETTERS = frozenset({"get", "getheader", "get_one", "getfirst"})
 
 
 def _module_strings(ctx: SourceContext) -> dict[str, str]:
@@ -91,36 +101,24 @@ def _module_collections(ctx: SourceContext) -> dict[str, cst.BaseExpression]:
     return ctx.cached(("ignore-retry-after", "collections"), compute)
 
 
-#: A helper that reads a header it is given by name: ``_get_header_value(error, "retry-after")``,
-#: ``header(resp, RETRY_AFTER_MS)``, ``parse_header_seconds(resp, name)``.
-_HELPER_READ_WORDS = frozenset("get read header headers value lookup fetch parse extract find".split())
-_HELPER_WRITE_WORDS = frozenset("set send add write put del delete remove pop update append".split())
-
-
 def _reads_retry_after(call: cst.Call) -> bool:
     """``get_retry_after(error)``, ``_parse_retry_after_ms(headers)``: a helper that reads the
     server's wait (not one that sets or formats it)."""
     parts = set(words(identifier(call) or ""))
     return (
         {"retry", "after"} <= parts
-        and bool(parts & _HELPER_READ_WORDS)
-        and not parts & _HELPER_WRITE_WORDS
+        and bool(parts & READ_WORDS)
+        and not parts & WRITE_WORDS
         and not parts & LIMIT_WORDS
     )
 
 
 def _is_header_helper(call: cst.Call) -> bool:
     name = identifier(call) or ""
-    if isinstance(call.func, cst.Attribute) and name in _GETTERS:
+    if isinstance(call.func, cst.Attribute) and name in HEADER_GETTERS:
         return False  # ``headers.get(...)``: read by the getter rule
     parts = set(words(name))
-    return bool(parts & _HELPER_READ_WORDS) and not parts & _HELPER_WRITE_WORDS and not name[:1].isupper()
-
-
-#: Attribute names that carry a server's wait after it was parsed from the header:
-#: ``err.retry_after``, ``normalized.retry_after_seconds``, ``err.wait_hint``, ``exc.server_delay``.
-_CARRIED_WAIT = frozenset({"wait", "delay", "backoff", "after"})
-_CARRIED_SOURCE = frozenset({"hint", "hinted", "server", "suggested", "requested", "header"})
+    return bool(parts & READ_WORDS) and not parts & WRITE_WORDS and not name[:1].isupper()
 
 
 def carries_server_wait(attribute: cst.Attribute) -> bool:
@@ -128,10 +126,7 @@ def carries_server_wait(attribute: cst.Attribute) -> bool:
     parts = set(words(attribute.attr.value))
     if parts & LIMIT_WORDS or parts & {"min", "default", "base", "cap"}:
         return False
-    return {"retry", "after"} <= parts or bool(parts & _CARRIED_WAIT and parts & _CARRIED_SOURCE)
-
-
-_WAITING_WORDS = frozenset({"delay", "wait", "backoff", "sleep", "pause", "advice"})
+    return {"retry", "after"} <= parts or bool(parts & CARRIED_WAIT_WORDS and parts & CARRIED_SOURCE_WORDS)
 
 
 def _carried(
@@ -147,7 +142,7 @@ def _carried(
     function = ctx.enclosing_function(attribute)
     if function is None:
         return None
-    if not (in_retry_decision(ctx, attribute) or set(words(function.name.value)) & _WAITING_WORDS):
+    if not (in_retry_decision(ctx, attribute) or set(words(function.name.value)) & WAITING_WORDS):
         return None
     label = f"server wait carried on {ctx.code(attribute).strip()}"
     parent = ctx.parent(attribute)
@@ -176,7 +171,7 @@ def _absent(
     ctx: SourceContext, node: cst.CSTNode, constants: dict[str, str]
 ) -> tuple[str, cst.CSTNode, str] | None:
     """(header, what the expression evaluates to when the header is missing, how) or None."""
-    if m.matches(node, m.Call(func=m.Attribute(attr=m.Name()))) and node.func.attr.value in _GETTERS:
+    if m.matches(node, m.Call(func=m.Attribute(attr=m.Name()))) and node.func.attr.value in HEADER_GETTERS:
         positional = [a for a in node.args if a.keyword is None and not a.star]
         header = _header(ctx, positional[0].value, constants) if positional else None
         if header:

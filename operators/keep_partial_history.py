@@ -14,33 +14,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import ACCUMULATOR_WORDS, HISTORY_WORDS, PARTIAL_WORDS, ROLLBACK_VERBS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import identifier, in_retry_path, innermost_loop, is_retry_loop, words
 
-#: What conversation history is called: ``messages``, ``self.history``, ``request["messages"]``.
-HISTORY_WORDS = frozenset(
-    {"messages", "msgs", "history", "conversation", "transcript", "dialog", "dialogue", "chat"}
-)
-#: What an attempt's partial output is called while it streams in.
-PARTIAL_WORDS = frozenset(
-    {
-        "partial",
-        "partials",
-        "chunks",
-        "deltas",
-        "fragments",
-        "pieces",
-        "parts",
-        "accumulated",
-        "buffer",
-        "buf",
-        "pending",
-        "draft",
-        "collected",
-        "streamed",
-    }
-)
 _LAST = m.Integer("-1") | m.UnaryOperation(operator=m.Minus(), expression=m.Integer("1"))
 _OPEN_SLICE = m.Slice(upper=None, lower=m.DoNotCare())
 
@@ -118,11 +96,6 @@ def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> cst.Base
         if _in_handler(ctx, statement) and _restores_snapshot(ctx, target, value):
             return _base(target)
     return None
-
-
-#: Verbs of a call that undoes what a failed attempt already did: ``await rewind()``,
-#: ``self._rollback_partial()``, ``state.revert()``, ``transcript.undo_last()``.
-ROLLBACK_VERBS = frozenset({"rewind", "rollback", "revert", "undo"})
 
 
 def _rollback_call(ctx: SourceContext, statement: cst.CSTNode) -> bool:
@@ -214,13 +187,6 @@ def _fresh_buffers(
         ]
         if earlier:
             yield statement, f"{name} is no longer reset before the next attempt"
-
-
-#: What a per-attempt accumulator of streamed output is called (its variable or its class):
-#: ``acc = ReplyAccumulator()``, ``assembler = StreamAssembler()``, ``builder = MessageBuilder()``.
-ACCUMULATOR_WORDS = PARTIAL_WORDS | frozenset(
-    {"acc", "accumulator", "assembler", "builder", "collector", "aggregator", "accum"}
-)
 
 
 def _fresh_per_attempt(

@@ -14,7 +14,13 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import RETRY_OVERRIDE_HEADERS
+from mutagent.anatomy.vocabulary import (
+    CLASSIFICATION_WORDS,
+    CLASSIFIED_DELAY_WORDS,
+    ERROR_TYPE_WORDS,
+    RETRY_OVERRIDE_HEADERS,
+    VERDICT_WORDS,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -73,28 +79,10 @@ def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression
     return collection.with_changes(elements=[*elements, added])
 
 
-#: Field names that hold a classification whatever their class: ``statuses``, ``retry_on``, ``errors``.
-_CLASSIFICATION_WORDS = frozenset(
-    {
-        "status",
-        "statuses",
-        "code",
-        "codes",
-        "error",
-        "errors",
-        "exception",
-        "exceptions",
-        "types",
-        "on",
-        "forcelist",
-    }
-)
-
-
 def _class_of(ctx: SourceContext, assignment: cst.CSTNode, field: str) -> list[str]:
     """The class a classification field belongs to: ``statuses = (429, 503)`` in ``class
     RetryConfig`` is retry config; ``REPR_FIELDS = ("sleep",)`` in ``class RetryAction`` is not."""
-    if not set(words(field)) & _CLASSIFICATION_WORDS:
+    if not set(words(field)) & CLASSIFICATION_WORDS:
         return []
     line = ctx.parent(assignment)
     block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
@@ -136,31 +124,6 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
     return None
 
 
-_ERROR_TYPE_WORDS = frozenset(
-    {
-        "error",
-        "exception",
-        "timeout",
-        "overloaded",
-        "limit",
-        "exceeded",
-        "unavailable",
-        "failure",
-        "failed",
-        "throttled",
-        "throttling",
-        "busy",
-        "reset",
-        "refused",
-        "aborted",
-        "quota",
-        "invalid",
-        "denied",
-        "unauthorized",
-    }
-)
-
-
 def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
     """Elements a classification holds: HTTP error statuses, error-type strings, exception classes."""
     if not collection.elements:
@@ -171,7 +134,7 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
             return False
         if isinstance(value, (cst.Integer, cst.Attribute)) and http_status(value) is not None:
             continue
-        if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & _ERROR_TYPE_WORDS:
+        if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & ERROR_TYPE_WORDS:
             continue  # ``"overloaded_error"``, ``"rate_limit_exceeded"``, ``"timeout"``
         if isinstance(value, (cst.Name, cst.Attribute)) and (identifier(value) or "x")[0].isupper():
             continue  # an exception class or a constant, not ``self.total``
@@ -179,31 +142,10 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
     return True
 
 
-#: Names of delay schedules (``RETRY_DELAYS``, ``backoff_seconds``); ``RETRY_AFTER_STATUS_CODES`` is
-#: still a classification.
-_DELAY_WORDS = frozenset(
-    {
-        "delay",
-        "delays",
-        "wait",
-        "waits",
-        "interval",
-        "intervals",
-        "sleep",
-        "ms",
-        "seconds",
-        "secs",
-        "jitter",
-        "duration",
-        "schedule",
-    }
-)
-
-
 def _kind_of_owner(names: list[str], library: bool) -> str | None:
     """What a collection's names say it holds; delays and counts (``RETRY_DELAYS``, ``retry_counts``)
     hold no classification."""
-    if any(set(words(n)) & _DELAY_WORDS or is_count_name(n) for n in names):
+    if any(set(words(n)) & CLASSIFIED_DELAY_WORDS or is_count_name(n) for n in names):
         return None
     if any(is_fatal_name(n) for n in names):
         return "fatal"
@@ -570,9 +512,6 @@ def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutati
         yield Mutation(arg.value, empty, f"{_label(ctx, arg.value)} {effect}")
 
 
-#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., retryable=True)``.
-#: (``transient``/``fatal`` alone are too common elsewhere: rich's ``Progress(transient=True)``.)
-_VERDICT_WORDS = frozenset({"retryable", "retriable"})
 _BOOL = m.Name("True") | m.Name("False")
 
 
@@ -586,7 +525,7 @@ def _verdict_flags(ctx: SourceContext) -> Iterator[Mutation]:
     sites += [(a.target, a.value) for a in ctx.findall(m.AnnAssign(value=_BOOL))]
     for target, value in sites:
         name = identifier(target) or ""
-        if set(words(name)) & _VERDICT_WORDS:
+        if set(words(name)) & VERDICT_WORDS:
             flipped = _FALSE if value.value == "True" else _TRUE
             yield Mutation(value, flipped, f"{name} flipped to {flipped.value}")
 

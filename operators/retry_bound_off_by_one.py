@@ -14,6 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.dominance import decided_earlier
+from mutagent.anatomy.vocabulary import ATTEMPT_LIMIT_WORDS, COUNTDOWN_WORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -112,10 +113,6 @@ def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str, in
         yield comparison.with_changes(comparisons=targets), change, i, new_type
 
 
-#: Words that make an attempt-count name a configured limit rather than a running counter.
-_LIMIT_WORDS = frozenset({"max", "maximum", "limit", "budget", "total", "allowed", "num", "number"})
-#: Words of a counter that counts down to zero: compared with 0, it is the bound itself.
-_COUNTDOWN_WORDS = frozenset({"left", "remaining", "remain"})
 _MIRROR = {cst.LessThan: ">", cst.LessThanEqual: ">=", cst.GreaterThan: "<", cst.GreaterThanEqual: "<="}
 
 
@@ -146,9 +143,9 @@ def _against_zero_or_one(
         if not names:
             return None
         parts = {w for n in names for w in words(n)}
-        if parts & _COUNTDOWN_WORDS:
+        if parts & COUNTDOWN_WORDS:
             return None
-        return ("limit" if parts & _LIMIT_WORDS else "counter"), named, value, symbol
+        return ("limit" if parts & ATTEMPT_LIMIT_WORDS else "counter"), named, value, symbol
     return None
 
 

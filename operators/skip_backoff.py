@@ -13,11 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import DELAY_KEYWORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import is_injected_wait, is_sleep_call, retry_library, waits_after_failure
-
-_DELAY_KEYWORDS = frozenset({"seconds", "secs", "delay", "duration", "timeout", "delay_seconds"})
 
 # tenacity calls ``wait(retry_state)``; backoff calls ``wait_gen(**kwargs)`` and ``send``s into
 # the generator: a generator expression of zeros accepts both ``send(None)`` and ``send(exc)``.
@@ -32,7 +31,7 @@ def _delay_argument(call: cst.Call) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is None and arg.star == "":
             return arg
-        if arg.keyword is not None and arg.keyword.value in _DELAY_KEYWORDS:
+        if arg.keyword is not None and arg.keyword.value in DELAY_KEYWORDS:
             return arg
     return None
 

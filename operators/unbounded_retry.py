@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import TENACITY_STOPS, TIME_BUDGET_WORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -30,10 +31,6 @@ from operators._retry import (
 
 _STEP = m.AugAssign(
     target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
-)
-#: Words of a time budget: ``deadline``, ``time.monotonic()``, ``elapsed > max_elapsed``.
-_LIMIT_WORDS = frozenset(
-    {"deadline", "elapsed", "monotonic", "time", "timeout", "budget", "perf", "counter", "expires"}
 )
 _ORDERING = m.Comparison(
     comparisons=[
@@ -90,7 +87,7 @@ def _counters(ctx: SourceContext, loop: cst.While) -> list[cst.AugAssign]:
 
 def _limit_names(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """``node`` mentions an attempt count or a time budget (``attempt``, ``deadline``, ``monotonic()``)."""
-    return any(is_count_name(n) or set(words(n)) & _LIMIT_WORDS for n in identifiers_in(ctx, node))
+    return any(is_count_name(n) or set(words(n)) & TIME_BUDGET_WORDS for n in identifiers_in(ctx, node))
 
 
 def _bounds_attempts(ctx: SourceContext, test: cst.BaseExpression) -> bool:
@@ -127,15 +124,12 @@ def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.
     return None
 
 
-_TENACITY_STOPS = frozenset({"stop_after_attempt", "stop_after_delay", "stop_before_delay"})
-
-
 def _stop_strategy(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
     """A tenacity stop strategy built apart from the decorator (``kwargs["stop"] =
     stop_after_attempt(n)``, handed to ``Retrying(**kwargs)`` later) never holds."""
     if retry_library(ctx, call) != "tenacity":
         return None
-    if not {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)} & _TENACITY_STOPS:
+    if not {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)} & TENACITY_STOPS:
         return None
     return call, cst.parse_expression("lambda _: False"), "tenacity stop condition never holds"
 

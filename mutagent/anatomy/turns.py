@@ -28,8 +28,10 @@ import libcst.matchers as m
 from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
 from mutagent.anatomy.model_calls import direct_model_call
 from mutagent.anatomy.vocabulary import (
+    EXCEEDED_WORDS,
     LIMIT_WORDS,
     NOT_TURN_WORDS,
+    REQUEST_WORDS,
     identifier,
     is_count_name,
     is_turn_limit_name,
@@ -399,14 +401,6 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
     return found
 
 
-#: Words of an error raised once a limit is passed: ``MaxTurnsExceeded``, ``UsageLimitExceeded``,
-#: ``TooManyStepsError``. A rate limiter's error (``RateLimitExceeded``) is about time, not turns.
-_EXCEEDED_WORDS = frozenset({"exceeded", "exceeds", "exceed", "limit", "limits", "exhausted", "many"})
-#: Model requests count as turns where passing their limit raises such an error
-#: (``if usage.requests >= request_limit: raise UsageLimitExceeded``): one request per turn.
-_REQUEST_WORDS = frozenset({"request", "requests"})
-
-
 def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
     """Turn bounds whose loop is not in sight (it runs in another file, or through a framework):
     an ``if`` comparing a turn (or model-request) counter with its limit whose body raises a
@@ -418,12 +412,12 @@ def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
         for branch in ctx.nodes(cst.If):
             raises = _raise_name(_exits(ctx, branch.body))
             parts = set(words(raises or ""))
-            if not raises or not parts & _EXCEEDED_WORDS or "rate" in parts:
+            if not raises or not parts & EXCEEDED_WORDS or "rate" in parts:
                 continue
             for leaf, negated in _leaves(ctx, branch.test):
-                if id(leaf) in claimed or turn_pair(ctx, leaf, set(), _REQUEST_WORDS) is None:
+                if id(leaf) in claimed or turn_pair(ctx, leaf, set(), REQUEST_WORDS) is None:
                     continue
-                bound = _bound(ctx, leaf, "continue" if negated else "stop", raises, "", _REQUEST_WORDS)
+                bound = _bound(ctx, leaf, "continue" if negated else "stop", raises, "", REQUEST_WORDS)
                 evidence = (*bound.evidence, f"raises {raises} once passed (the loop it bounds is elsewhere)")
                 found.append(TurnBound(**{**bound.__dict__, "evidence": evidence}))
         return found

@@ -394,3 +394,187 @@ GUARD_KINDS: dict[str, frozenset[str]] = {
     "approval": frozenset("approval approved approve confirm confirmed consent pending decision".split()),
     "idempotency": frozenset("idempotency idempotent dedup dedupe completed executed processed seen".split()),
 }
+
+
+# -- history, partial output and its rollback -----------------------------------------------------
+
+#: What conversation history is called: ``messages``, ``self.history``, ``request["messages"]``.
+HISTORY_WORDS = frozenset(
+    {"messages", "msgs", "history", "conversation", "transcript", "dialog", "dialogue", "chat"}
+)
+
+#: What an attempt's partial output is called while it streams in.
+PARTIAL_WORDS = frozenset(
+    {
+        "partial",
+        "partials",
+        "chunks",
+        "deltas",
+        "fragments",
+        "pieces",
+        "parts",
+        "accumulated",
+        "buffer",
+        "buf",
+        "pending",
+        "draft",
+        "collected",
+        "streamed",
+    }
+)
+
+#: Verbs of a call that undoes what a failed attempt already did: ``await rewind()``,
+#: ``self._rollback_partial()``, ``state.revert()``, ``transcript.undo_last()``.
+ROLLBACK_VERBS = frozenset({"rewind", "rollback", "revert", "undo"})
+
+#: What a per-attempt accumulator of streamed output is called (its variable or its class):
+#: ``acc = ReplyAccumulator()``, ``assembler = StreamAssembler()``, ``builder = MessageBuilder()``.
+ACCUMULATOR_WORDS = PARTIAL_WORDS | frozenset(
+    {"acc", "accumulator", "assembler", "builder", "collector", "aggregator", "accum"}
+)
+
+
+# -- time budgets and tenacity stop strategies ----------------------------------------------------
+
+#: Words of a time budget: ``deadline``, ``time.monotonic()``, ``elapsed > max_elapsed``.
+TIME_BUDGET_WORDS = frozenset(
+    {"deadline", "elapsed", "monotonic", "time", "timeout", "budget", "perf", "counter", "expires"}
+)
+
+TENACITY_STOPS = frozenset({"stop_after_attempt", "stop_after_delay", "stop_before_delay"})
+
+
+# -- attempt limits -------------------------------------------------------------------------------
+
+#: Words that make an attempt-count name a configured limit rather than a running counter.
+ATTEMPT_LIMIT_WORDS = frozenset({"max", "maximum", "limit", "budget", "total", "allowed", "num", "number"})
+
+#: Words of a counter that counts down to zero: compared with 0, it is the bound itself.
+COUNTDOWN_WORDS = frozenset({"left", "remaining", "remain"})
+
+
+# -- reading a header or a carried wait -----------------------------------------------------------
+
+HEADER_GETTERS = frozenset({"get", "getheader", "get_one", "getfirst"})
+
+#: A helper that reads a header it is given by name: ``_get_header_value(error, "retry-after")``,
+#: ``header(resp, RETRY_AFTER_MS)``, ``parse_header_seconds(resp, name)``.
+READ_WORDS = frozenset("get read header headers value lookup fetch parse extract find".split())
+
+WRITE_WORDS = frozenset("set send add write put del delete remove pop update append".split())
+
+#: Attribute names that carry a server's wait after it was parsed from the header:
+#: ``err.retry_after``, ``normalized.retry_after_seconds``, ``err.wait_hint``, ``exc.server_delay``.
+CARRIED_WAIT_WORDS = frozenset({"wait", "delay", "backoff", "after"})
+
+CARRIED_SOURCE_WORDS = frozenset({"hint", "hinted", "server", "suggested", "requested", "header"})
+
+WAITING_WORDS = frozenset({"delay", "wait", "backoff", "sleep", "pause", "advice"})
+
+
+# -- delay arguments ------------------------------------------------------------------------------
+
+DELAY_KEYWORDS = frozenset({"seconds", "secs", "delay", "duration", "timeout", "delay_seconds"})
+
+
+# -- retry classification -------------------------------------------------------------------------
+
+#: Field names that hold a classification whatever their class: ``statuses``, ``retry_on``, ``errors``.
+CLASSIFICATION_WORDS = frozenset(
+    {
+        "status",
+        "statuses",
+        "code",
+        "codes",
+        "error",
+        "errors",
+        "exception",
+        "exceptions",
+        "types",
+        "on",
+        "forcelist",
+    }
+)
+
+ERROR_TYPE_WORDS = frozenset(
+    {
+        "error",
+        "exception",
+        "timeout",
+        "overloaded",
+        "limit",
+        "exceeded",
+        "unavailable",
+        "failure",
+        "failed",
+        "throttled",
+        "throttling",
+        "busy",
+        "reset",
+        "refused",
+        "aborted",
+        "quota",
+        "invalid",
+        "denied",
+        "unauthorized",
+    }
+)
+
+#: Names of delay schedules (``RETRY_DELAYS``, ``backoff_seconds``); ``RETRY_AFTER_STATUS_CODES`` is
+#: still a classification.
+CLASSIFIED_DELAY_WORDS = frozenset(
+    {
+        "delay",
+        "delays",
+        "wait",
+        "waits",
+        "interval",
+        "intervals",
+        "sleep",
+        "ms",
+        "seconds",
+        "secs",
+        "jitter",
+        "duration",
+        "schedule",
+    }
+)
+
+#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., retryable=True)``.
+#: (``transient``/``fatal`` alone are too common elsewhere: rich's ``Progress(transient=True)``.)
+VERDICT_WORDS = frozenset({"retryable", "retriable"})
+
+
+# -- idempotency keys -----------------------------------------------------------------------------
+
+KEY_WORDS = frozenset("key keys idempotency fingerprint digest dedup dedupe hash".split())
+
+DONE_WORDS = frozenset(
+    (
+        "completed executed processed done applied replayed cache cached results ledger journal idempotency "
+        "dedup memo outcomes store seen ran finished redis kv"
+    ).split()
+)
+
+HASHERS = frozenset("sha256 sha1 sha512 sha224 sha384 md5 blake2b blake2s uuid5 uuid3".split())
+
+IDEMPOTENCY_HEADERS = frozenset("idempotency-key x-idempotency-key".split())
+
+PRESENCE_CALLS = frozenset("get exists has contains __contains__ lookup fetch".split())
+
+STORE_CALLS = frozenset("add set put setdefault update append save record".split())
+
+REPEAT_WORDS = frozenset("idempotency idempotent dedup dedupe deduplication replay duplicate".split())
+
+IDEMPOTENCY_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "deduplication"})
+
+
+# -- limit errors and model requests --------------------------------------------------------------
+
+#: Words of an error raised once a limit is passed: ``MaxTurnsExceeded``, ``UsageLimitExceeded``,
+#: ``TooManyStepsError``. A rate limiter's error (``RateLimitExceeded``) is about time, not turns.
+EXCEEDED_WORDS = frozenset({"exceeded", "exceeds", "exceed", "limit", "limits", "exhausted", "many"})
+
+#: Model requests count as turns where passing their limit raises such an error
+#: (``if usage.requests >= request_limit: raise UsageLimitExceeded``): one request per turn.
+REQUEST_WORDS = frozenset({"request", "requests"})
