@@ -99,7 +99,7 @@ def test_async_raw_http_retry_and_turn_roles() -> None:
     (turn_loop,) = anatomy.of_kind("turn-loop")
     assert turn_loop.function == "Runner.loop"
     assert turn_loop.evidence == (
-        "calls _step(), which calls post(), which HTTP request client.post() to '/v1/chat/completions'",
+        "calls _step() -> calls post() -> HTTP request client.post() to '/v1/chat/completions'",
     )
     (bound,) = anatomy.of_kind("turn-bound")
     assert bound.function == "Runner._should_halt" and bound.fact("sense") == "stop"

@@ -130,5 +130,5 @@ def model_call_evidence(
             key = ("anatomy", "calls-model", id(target), depth - 1)
             inner = ctx.cached(key, lambda t=target: model_call_evidence(ctx, t.body, is_direct, depth - 1))
             if inner:
-                return f"calls {target.name.value}(), which {inner}"
+                return f"calls {target.name.value}() -> {inner}"
     return None
