@@ -158,6 +158,18 @@ def _carried(
     return label, attribute, cst.Name("None"), "read as None"
 
 
+#: Methods that rebuild or show an object: a header read there restores a pickled attribute or
+#: prints it, it never decides how long to wait.
+_STATE_METHODS = frozenset(
+    {"__setstate__", "__getstate__", "__reduce__", "__reduce_ex__", "__repr__", "__str__"}
+)
+
+
+def _restores_state(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    function = ctx.enclosing_function(node)
+    return function is not None and function.name.value in _STATE_METHODS
+
+
 def _is_stored(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """``headers["Retry-After"] = "1"`` or ``del headers[...]``: the code writes the header."""
     parent = ctx.parent(node)
@@ -426,6 +438,46 @@ class IgnoreRetryAfter(Operator):
             ),
             note="helpers that write, format or cap the value read nothing from the server",
         ),
+        Example(
+            before=(
+                "class ModelHTTPError(Exception):\n"
+                "    def __setstate__(self, state):\n"
+                "        self.__dict__.update(state)\n"
+                "        if 'retry_after' not in state:\n"
+                "            self.retry_after = _parse_retry_after(self.headers)\n\n"
+                "def normalize(error, advice):\n"
+                "    retry_after = _get_retry_after(error)\n"
+                "    if advice.retry_after is not None:\n"
+                "        retry_after = advice.retry_after\n"
+                "    return retry_after\n"
+            ),
+            after=(
+                "class ModelHTTPError(Exception):\n"
+                "    def __setstate__(self, state):\n"
+                "        self.__dict__.update(state)\n"
+                "        if 'retry_after' not in state:\n"
+                "            self.retry_after = _parse_retry_after(self.headers)\n\n"
+                "def normalize(error, advice):\n"
+                "    retry_after = None\n"
+                "    if advice.retry_after is not None:\n"
+                "        retry_after = advice.retry_after\n"
+                "    return retry_after\n"
+            ),
+            note="the function's own read is its site: no mutant on a second copy of the wait, none where "
+            "a pickled error is restored",
+        ),
+        Example(
+            before=(
+                "class ModelHTTPError(Exception):\n"
+                "    def __setstate__(self, state):\n"
+                "        self.__dict__.update(state)\n"
+                "        if 'retry_after' not in state:\n"
+                "            self.retry_after = _parse_retry_after(self.headers)\n\n"
+                "    def __repr__(self):\n"
+                "        return f'ModelHTTPError(retry_after={self.headers.get(\"retry-after\")})'\n"
+            ),
+            note="a pickled error restored, and a repr: neither decides a wait",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -433,12 +485,16 @@ class IgnoreRetryAfter(Operator):
         sites: dict[tuple[int, str], list[tuple[cst.CSTNode, cst.CSTNode, str]]] = defaultdict(list)
         for node in ctx.findall(m.Call() | m.Subscript() | m.Comparison()):
             found = _absent(ctx, node, constants)
-            if found:
+            if found and not _restores_state(ctx, node):
                 header, replacement, how = found
                 sites[(id(ctx.enclosing_function(node)), header)].append((node, replacement, how))
+        reading = {function for function, _ in sites}
         for attribute in ctx.findall(m.Attribute()):
             found = _carried(ctx, attribute)
-            if found:
+            # A function that reads the header (or a helper named for the wait) itself: that read
+            # is its site; a copy of the wait carried on another object is a second source of the
+            # same value, not a place where the server's wait could be lost.
+            if found and id(ctx.enclosing_function(attribute)) not in reading:
                 label, node, replacement, how = found
                 sites[(id(ctx.enclosing_function(node)), label)].append((node, replacement, how))
         for (_, header), group in sites.items():
