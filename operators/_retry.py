@@ -18,141 +18,39 @@ Identifiers are split into lower-case words (``maxRetries`` -> ``max``, ``retrie
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from functools import lru_cache
-from http import HTTPStatus
 from weakref import WeakKeyDictionary
 
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (  # noqa: F401 - re-exported for the retry operators
+    DURATION_WORDS,
+    FAILURE_WORDS,
+    FATAL_ERRORS,
+    FATAL_EXAMPLE,
+    FATAL_WORDS,
+    GAVE_UP_WORDS,
+    RETRY_WORDS,
+    RETRYABLE_4XX,
+    RETRYABLE_ERROR_WORDS,
+    RETRYABLE_ERRORS,
+    SLEEP_FUNCTIONS,
+    SLEEPER_WORDS,
+    TEMPORARY_WORDS,
+    TIME_WORDS,
+    WAIT_VERBS,
+    WAITER_WORDS,
+    http_status,
+    identifier,
+    is_count_name,
+    is_fatal_name,
+    is_retry_name,
+    is_retryable_status,
+    is_status_name,
+    words,
+)
 from mutagent.mutation.context import SourceContext
-
-# -- identifiers -----------------------------------------------------------------------------
-
-#: Words that make a function, class, collection or call about retrying.
-RETRY_WORDS = frozenset(
-    {
-        "retry",
-        "retries",
-        "retrying",
-        "retried",
-        "retryable",
-        "retriable",
-        "backoff",
-        "transient",
-        "recoverable",
-    }
-)
-#: Words that make a collection or check about failures that must not be retried.
-FATAL_WORDS = frozenset({"fatal", "permanent", "unrecoverable", "nonretryable", "nonretriable", "giveup"})
-_NEGATIONS = frozenset({"non", "not", "no", "never", "dont", "without"})
-#: Words that on their own make a number an attempt counter or an attempt limit.
-_COUNT_WORDS = frozenset({"attempt", "attempts", "attempted", "retries", "tries", "tried", "trial", "trials"})
-#: ``retry``/``try`` count only with one of these: ``retry_count``, ``max_retry``, ``try_no``.
-_COUNT_MODIFIERS = frozenset(
-    {
-        "count",
-        "counts",
-        "counter",
-        "cnt",
-        "limit",
-        "max",
-        "num",
-        "number",
-        "n",
-        "no",
-        "nr",
-        "idx",
-        "index",
-        "budget",
-        "left",
-        "remaining",
-        "total",
-    }
-)
-#: Words that make a retry-ish name a duration, not a count (``retry_after``, ``attempt_timeout``).
-TIME_WORDS = frozenset(
-    {
-        "after",
-        "delay",
-        "delays",
-        "wait",
-        "interval",
-        "sleep",
-        "timeout",
-        "ms",
-        "seconds",
-        "secs",
-        "backoff",
-        "jitter",
-        "deadline",
-        "time",
-        "elapsed",
-        "duration",
-    }
-)
-
-
-@lru_cache(maxsize=4096)
-def words(identifier: str) -> tuple[str, ...]:
-    """``maxRetries`` -> ``("max", "retries")``; ``APIError`` -> ``("api", "error")``; ``_back_off`` ->
-    ``("backoff",)``. Words, not substrings, so ``entries`` never reads as ``tries``."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", identifier)
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
-    # ``_back_off``/``BackOff`` name a backoff helper as much as ``backoff`` does.
-    spaced = re.sub(r"(?<![a-z0-9])back_?off(?![a-z0-9])", "backoff", spaced.lower())
-    return tuple(word for word in re.split(r"[^a-z0-9]+", spaced) if word)
-
-
-def identifier(node: cst.CSTNode | None) -> str | None:
-    """The name a reader would call ``node`` by: ``self.max_retries`` -> ``max_retries``,
-    ``self._sleep(d)`` -> ``_sleep``, ``request["messages"]`` -> ``messages``."""
-    if isinstance(node, cst.Await):
-        node = node.expression
-    if isinstance(node, cst.Call):
-        node = node.func
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
-        index = node.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-            value = index.value.evaluated_value
-            return value if isinstance(value, str) else None
-    return None
-
-
-def is_fatal_name(name: str | None) -> bool:
-    """``FATAL_STATUSES``, ``NON_RETRYABLE_ERRORS``, ``no_retry_codes``, ``should_give_up``."""
-    if not name:
-        return False
-    parts = set(words(name))
-    if FATAL_WORDS & parts or {"give", "up"} <= parts:
-        return True
-    return bool(parts & _NEGATIONS and parts & RETRY_WORDS)
-
-
-def is_retry_name(name: str | None) -> bool:
-    """``RETRYABLE_STATUSES``, ``_should_retry``, ``with_backoff``, ``RetryPolicy`` (not the fatal kind)."""
-    return bool(name) and bool(RETRY_WORDS & set(words(name))) and not is_fatal_name(name)
-
-
-def is_count_name(name: str | None) -> bool:
-    """Attempt counters and limits: ``attempt``, ``max_attempts``, ``retries_left``, ``retry_count``.
-
-    Durations that share the vocabulary (``retry_after``, ``attempt_timeout``) are not counts.
-    """
-    if not name:
-        return False
-    parts = set(words(name))
-    if parts & TIME_WORDS:
-        return False
-    if parts & _COUNT_WORDS:
-        return True
-    return name.lower() == "retry" or bool(parts & {"retry", "try"} and parts & _COUNT_MODIFIERS)
 
 
 def identifiers_in(ctx: SourceContext, node: cst.CSTNode) -> list[str]:
@@ -206,13 +104,6 @@ def _scope_is_retry_named(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
-#: Words an injected sleeper's name may carry besides "sleep": ``self._sleep``, ``sleep_fn``,
-#: ``async_sleep``, ``fake_sleep``. ``before_sleep`` (a hook) or ``DoSleep`` (a value) are not sleeps.
-_SLEEPER_WORDS = frozenset(
-    {"sleep", "async", "fn", "func", "function", "impl", "sleeper", "real", "fake", "clock"}
-)
-
-
 def is_sleep_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
     """``time.sleep``/``asyncio.sleep``/``anyio.sleep``/``trio.sleep`` under any alias, or an
     injected sleeper (``self.sleep``, ``sleep_fn``, ``await self._sleep(delay)``)."""
@@ -221,7 +112,7 @@ def is_sleep_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
     if ctx.qualified_names(call) & SLEEP_FUNCTIONS:
         return True
     parts = set(words(identifier(call) or ""))
-    return "sleep" in parts and parts <= _SLEEPER_WORDS
+    return "sleep" in parts and parts <= SLEEPER_WORDS
 
 
 def is_sleep_like(ctx: SourceContext, call: cst.CSTNode) -> bool:
@@ -233,21 +124,13 @@ def is_sleep_like(ctx: SourceContext, call: cst.CSTNode) -> bool:
     return "sleep" in parts and "before" not in parts or parts[-1:] == ("backoff",)
 
 
-#: Verbs an injected waiting callable is named by besides "sleep": ``self.sleeper``, ``pause``,
-#: ``wait``, ``delay_fn``, ``backoff_sleep``. ``wait_for_approval`` or ``event.wait()`` are not waits.
-_WAIT_VERBS = frozenset({"sleep", "sleeper", "pause", "wait", "delay"})
-_WAITER_WORDS = _SLEEPER_WORDS | _WAIT_VERBS | {"backoff", "retry", "do", "then"}
-#: Words of an expression that is a duration: ``pause``, ``delay_s``, ``retry_after``, ``backoff``.
-_DURATION_WORDS = TIME_WORDS | {"pause", "s", "sec", "wait", "waits", "backoff", "delays"}
-
-
 def is_duration(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """``node`` computes a wait: a number, or an expression over durations or attempt counts
     (``pause``, ``min(delay, cap)``, ``2 ** attempt``, ``failure.retry_after or self.base_delay``)."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
     names = identifiers_in(ctx, node)
-    return any(set(words(n)) & _DURATION_WORDS or is_count_name(n) for n in names)
+    return any(set(words(n)) & DURATION_WORDS or is_count_name(n) for n in names)
 
 
 def is_injected_wait(ctx: SourceContext, call: cst.CSTNode) -> bool:
@@ -257,23 +140,11 @@ def is_injected_wait(ctx: SourceContext, call: cst.CSTNode) -> bool:
     if not isinstance(call, cst.Call) or is_sleep_call(ctx, call):
         return False
     parts = set(words(identifier(call) or ""))
-    if not (parts & _WAIT_VERBS and parts <= _WAITER_WORDS):
+    if not (parts & WAIT_VERBS and parts <= WAITER_WORDS):
         return False
     first = next((a for a in call.args if a.keyword is None and a.star == ""), None)
     return first is not None and is_duration(ctx, first.value)
 
-
-SLEEP_FUNCTIONS = frozenset(
-    {
-        "time.sleep",
-        "asyncio.sleep",
-        "anyio.sleep",
-        "trio.sleep",
-        "gevent.sleep",
-        "eventlet.sleep",
-        "curio.sleep",
-    }
-)
 
 _COUNTING = frozenset({"builtins.range", "itertools.count", "itertools.repeat"})
 _NUMBER = m.Integer() | m.Float()
@@ -374,30 +245,12 @@ def in_retry_path(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return _scope_is_retry_named(ctx, node)
 
 
-#: Words of a test that asks whether the attempt failed: ``if not ok``, ``if error``, ``if resp.failed``.
-_FAILURE_WORDS = frozenset(
-    {
-        "ok",
-        "success",
-        "succeeded",
-        "successful",
-        "error",
-        "err",
-        "errors",
-        "failed",
-        "failure",
-        "exc",
-        "exception",
-    }
-)
-
-
 def _failure_test(ctx: SourceContext, test: cst.CSTNode) -> bool:
     if any(is_status_comparison(ctx, c) for c in ctx.descendants(test, m.Comparison())):
         return True
     names = identifiers_in(ctx, test)
     return any(
-        is_retry_name(n) or is_fatal_name(n) or is_count_name(n) or set(words(n)) & _FAILURE_WORDS
+        is_retry_name(n) or is_fatal_name(n) or is_count_name(n) or set(words(n)) & FAILURE_WORDS
         for n in names
     )
 
@@ -454,42 +307,6 @@ def in_retry_decision(ctx: SourceContext, node: cst.CSTNode) -> bool:
     return False
 
 
-# -- statuses and errors -------------------------------------------------------------------------
-
-#: 408 request timeout, 409 conflict (a lock held elsewhere), 425 too early, 429 rate limited;
-#: every 5xx, 529 overloaded included, is the server's fault and worth another attempt.
-RETRYABLE_4XX = frozenset({408, 409, 425, 429})
-#: The fatal code a mutant adds to a retryable collection: a malformed request stays malformed.
-FATAL_EXAMPLE = 400
-
-
-def is_retryable_status(code: int) -> bool:
-    return code in RETRYABLE_4XX or 500 <= code <= 599
-
-
-def http_status(node: cst.CSTNode) -> int | None:
-    """The HTTP error status (4xx/5xx) ``node`` spells: ``429``, ``HTTPStatus.TOO_MANY_REQUESTS``,
-    ``httpx.codes.SERVICE_UNAVAILABLE``, ``requests.codes.too_many_requests``,
-    ``status.HTTP_503_SERVICE_UNAVAILABLE``."""
-    code: int | None = None
-    if isinstance(node, cst.Integer):
-        code = int(node.evaluated_value)
-    elif isinstance(node, cst.Attribute):
-        attr = node.attr.value
-        spelled = re.match(r"HTTP_(\d{3})_", attr)
-        if spelled:
-            code = int(spelled.group(1))
-        elif {"status", "codes", "http"} & set(words(identifier(node.value) or "")):
-            member = HTTPStatus.__members__.get(attr.upper())
-            code = int(member) if member is not None else None
-    return code if code is not None and 400 <= code <= 599 else None
-
-
-def is_status_name(name: str | None) -> bool:
-    """``status``, ``status_code``, ``resp.status``, ``e.code``, ``http_status``."""
-    return bool(name) and bool({"status", "code"} & set(words(name)))
-
-
 def is_status_comparison(ctx: SourceContext, comparison: cst.CSTNode) -> bool:
     """``status == 429``, ``resp.status_code >= 500``, ``e.status_code in (429, 529)``."""
     if not isinstance(comparison, cst.Comparison):
@@ -507,87 +324,19 @@ def is_status_comparison(ctx: SourceContext, comparison: cst.CSTNode) -> bool:
     return False
 
 
-_RETRYABLE_ERRORS = frozenset(
-    {
-        "RateLimitError",
-        "InternalServerError",
-        "APIConnectionError",
-        "APITimeoutError",
-        "OverloadedError",
-        "ServiceUnavailableError",
-        "ConnectionError",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "TimeoutException",
-        "ConnectError",
-        "ReadError",
-        "WriteError",
-        "RemoteProtocolError",
-        "NetworkError",
-        "TransportError",
-        "PoolTimeout",
-        "ClientConnectionError",
-        "ClientConnectorError",
-        "ServerDisconnectedError",
-        "ClientPayloadError",
-        "ServerTimeoutError",
-        "ChunkedEncodingError",
-        "ConnectionResetError",
-        "ConnectionAbortedError",
-        "BrokenPipeError",
-        "IncompleteRead",
-        "TooManyRequests",
-        "ResourceExhausted",
-        "ServiceUnavailable",
-        "DeadlineExceeded",
-        "Timeout",
-        "TimeoutError",
-    }
-)
-_FATAL_ERRORS = frozenset(
-    {
-        "AuthenticationError",
-        "PermissionDeniedError",
-        "BadRequestError",
-        "NotFoundError",
-        "UnprocessableEntityError",
-        "InvalidRequestError",
-        "RequestTooLargeError",
-        "Unauthorized",
-        "Forbidden",
-        "NotFound",
-        "BadRequest",
-        "InvalidArgument",
-        "PermissionDenied",
-        "Unauthenticated",
-    }
-)
-
-
-_RETRYABLE_ERROR_WORDS = frozenset(
-    {"overloaded", "unavailable", "throttled", "throttling", "transient", "retryable", "retriable"}
-)
-
-
 def error_kind(ctx: SourceContext, node: cst.CSTNode) -> str | None:
     """``"retryable"`` for a transient error class (rate limit, overload, timeout, dropped
     connection), ``"fatal"`` for one that retrying cannot fix (auth, bad request), else None."""
     names = {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(node)} | {identifier(node) or ""}
-    if names & _FATAL_ERRORS:
+    if names & FATAL_ERRORS:
         return "fatal"
-    if names & _RETRYABLE_ERRORS:
+    if names & RETRYABLE_ERRORS:
         return "retryable"
     for name in names - {""}:
         parts = set(words(name))
-        if parts & _RETRYABLE_ERROR_WORDS or {"rate", "limit"} <= parts:
+        if parts & RETRYABLE_ERROR_WORDS or {"rate", "limit"} <= parts:
             return "retryable"
     return None
-
-
-#: A raised class named ``TryAgain``, ``RetryLater``, ``TemporaryFailure`` asks for another attempt;
-#: ``RetryError``/``RetriesExhausted`` report that the attempts ran out, which is the opposite.
-_TEMPORARY_WORDS = frozenset({"temporary", "temporarily", "transient", "later"})
-_GAVE_UP_WORDS = frozenset({"error", "exception", "exhausted", "exceeded", "failed", "limit", "max"})
 
 
 def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
@@ -607,9 +356,9 @@ def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
     if kind:
         return kind
     parts = set(words(name))
-    if parts & _TEMPORARY_WORDS or {"try", "again"} <= parts:
+    if parts & TEMPORARY_WORDS or {"try", "again"} <= parts:
         return "retryable"
-    if "retry" in parts and not parts & _GAVE_UP_WORDS:
+    if "retry" in parts and not parts & GAVE_UP_WORDS:
         return "retryable"
     return None
 

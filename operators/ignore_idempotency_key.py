@@ -30,8 +30,19 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (
+    DONE_WORDS,
+    HASHERS,
+    IDEMPOTENCY_HEADERS,
+    IDEMPOTENCY_WORDS,
+    KEY_WORDS,
+    PRESENCE_CALLS,
+    REPEAT_WORDS,
+    STORE_CALLS,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._retry import retry_loops
 from operators._tools import (
     agent_code,
     branches,
@@ -51,22 +62,11 @@ from operators._tools import (
     words,
 )
 
-_KEY_WORDS = frozenset("key keys idempotency fingerprint digest dedup dedupe hash".split())
-_DONE_WORDS = frozenset(
-    (
-        "completed executed processed done applied replayed cache cached results ledger journal idempotency "
-        "dedup memo outcomes store seen ran finished redis kv"
-    ).split()
-)
-_HASHERS = frozenset("sha256 sha1 sha512 sha224 sha384 md5 blake2b blake2s uuid5 uuid3".split())
-_HEADERS = frozenset("idempotency-key x-idempotency-key".split())
 _DUMPS = frozenset("json.dumps simplejson.dumps".split())
-_PRESENCE_CALLS = frozenset("get exists has contains __contains__ lookup fetch".split())
-_STORE_CALLS = frozenset("add set put setdefault update append save record".split())
 
 
 def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    return not is_literal(expr) and bool(node_words(ctx, expr) & _KEY_WORDS)
+    return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS)
 
 
 def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -74,7 +74,7 @@ def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpres
     if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
         target = operand.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)) and _keyed(ctx, operand.left):
-            return target.comparator if node_words(ctx, target.comparator) & _DONE_WORDS else None
+            return target.comparator if node_words(ctx, target.comparator) & DONE_WORDS else None
         if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(target.comparator):
             operand = operand.left
     if isinstance(operand, cst.Name):
@@ -83,7 +83,7 @@ def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpres
         operand = operand.expression
     if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) and operand.args:
         store = operand.func.value
-        if operand.func.attr.value in _PRESENCE_CALLS and node_words(ctx, store) & _DONE_WORDS:
+        if operand.func.attr.value in PRESENCE_CALLS and node_words(ctx, store) & DONE_WORDS:
             return store if _keyed(ctx, operand.args[0].value) else None
     return None
 
@@ -96,7 +96,7 @@ def _stores_into(ctx: SourceContext, nodes: list[cst.CSTNode], store: cst.BaseEx
             if ctx.code(node.target.value) == name:
                 return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in _STORE_CALLS and ctx.code(node.func.value) == name:
+            if node.func.attr.value in STORE_CALLS and ctx.code(node.func.value) == name:
                 return True
     return False
 
@@ -117,13 +117,10 @@ def _always_execute(
         ):
             return force(sense, test_value)
     # ``if key in done: return done[key]`` followed by the execution: never take the early exit.
-    replayed = _DONE_WORDS | _KEY_WORDS | node_words(ctx, operand)
+    replayed = DONE_WORDS | KEY_WORDS | node_words(ctx, operand)
     if refusal_level(ctx, when_true, replayed) >= 1 and refusal_level(ctx, when_false, replayed) == 0:
         return force(sense, False)
     return None
-
-
-_REPEAT_WORDS = frozenset("idempotency idempotent dedup dedupe deduplication replay duplicate".split())
 
 
 def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
@@ -135,11 +132,82 @@ def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
     assign = ctx.enclosing(call, cst.Assign)
     if assign is not None:
         named |= frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
-    if named & _REPEAT_WORDS:
+    if named & REPEAT_WORDS:
         return True
     scope = function or ctx.top_level_statement(call)
-    hashed = any(isinstance(n, cst.Call) and final_name(n) in _HASHERS for n in walk(scope))
-    return bool(named & _KEY_WORDS) and hashed and in_tool_context(ctx, call)
+    hashed = any(isinstance(n, cst.Call) and final_name(n) in HASHERS for n in walk(scope))
+    return bool(named & KEY_WORDS) and hashed and in_tool_context(ctx, call)
+
+
+def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.SimpleStatementLine]:
+    """``options.idempotency_key = self._idempotency_key()``, ``idem_key = str(uuid.uuid4())``,
+    ``headers["Idempotency-Key"] = new_key()``: assignments of the same function before ``loop``
+    (outside it) that make an idempotency key by a call, of a variable the loop reads."""
+    function = ctx.enclosing_function(loop)
+    if function is None:
+        return []
+    start = ctx.position(loop).start.line
+    read = {n.value for n in ctx.descendants(loop.body, m.Name())}
+    sent = _sent_as_key(ctx, loop)
+    found = []
+    for assign in ctx.descendants(function.body, m.Assign(targets=[m.AssignTarget()])):
+        line = ctx.parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            continue
+        if ctx.position(assign).start.line >= start or ctx.enclosing_function(assign) is not function:
+            continue
+        target = assign.targets[0].target
+        named = node_words(ctx, target) | {
+            w for s in ctx.descendants(target, m.SimpleString()) for w in words(string_value(s) or "")
+        }
+        sent_here = isinstance(target, cst.Name) and target.value in sent
+        if not (named & IDEMPOTENCY_WORDS or sent_here) or not ctx.descendants(assign.value, m.Call()):
+            continue
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in read:
+            found.append(line)
+    return found
+
+
+def _header_key(ctx: SourceContext, key: cst.CSTNode | None) -> str | None:
+    """The idempotency header a mapping key names: the literal ``"Idempotency-Key"``, or a
+    variable holding the configured header name (``idempotency_header``, ``self._idempotency_header``)."""
+    literal = string_value(key) if key is not None else None
+    if literal is not None:
+        return literal if literal.lower() in IDEMPOTENCY_HEADERS else None
+    if isinstance(key, (cst.Name, cst.Attribute)):
+        parts = node_words(ctx, key)
+        if parts & IDEMPOTENCY_WORDS and "header" in parts:
+            return ctx.code(key).strip()
+    return None
+
+
+def _common_block(ctx: SourceContext, first: cst.CSTNode, second: cst.CSTNode) -> cst.CSTNode:
+    """The innermost block holding both nodes."""
+    around_first = {id(a) for a in ctx.ancestors(first) if isinstance(a, cst.IndentedBlock)}
+    for ancestor in ctx.ancestors(second):
+        if isinstance(ancestor, cst.IndentedBlock) and id(ancestor) in around_first:
+            return ancestor
+    raise ValueError("no common block")
+
+
+def _sent_as_key(ctx: SourceContext, loop: cst.CSTNode) -> set[str]:
+    """Names the loop sends as an idempotency key: ``{"Idempotency-Key": key}``,
+    ``headers["Idempotency-Key"] = key``, ``idempotency_key=key``."""
+    names: set[str] = set()
+    for element in ctx.descendants(loop, m.DictElement()):
+        key = string_value(element.key)
+        if key is not None and key.lower() in IDEMPOTENCY_HEADERS and isinstance(element.value, cst.Name):
+            names.add(element.value.value)
+    for arg in ctx.descendants(loop, m.Arg(keyword=m.Name("idempotency_key"), value=m.Name())):
+        names.add(arg.value.value)
+    for assign in ctx.descendants(loop, m.Assign(targets=[m.AssignTarget(m.Subscript())], value=m.Name())):
+        key = string_value(getattr(assign.targets[0].target.slice[0].slice, "value", None))
+        if key is not None and key.lower() in IDEMPOTENCY_HEADERS:
+            names.add(assign.value.value)
+    return names
 
 
 class IgnoreIdempotencyKey(Operator):
@@ -266,12 +334,140 @@ class IgnoreIdempotencyKey(Operator):
             ),
             note="a response cache outside tool code",
         ),
+        Example(
+            before=(
+                "def request(self, options, max_retries=2):\n"
+                "    if options.idempotency_key is None and options.method != 'get':\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        try:\n"
+                "            return self._send(self._build_request(options))\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            after=(
+                "def request(self, options, max_retries=2):\n"
+                "    if options.idempotency_key is None and options.method != 'get':\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        options.idempotency_key = self._idempotency_key()\n"
+                "        try:\n"
+                "            return self._send(self._build_request(options))\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            note="a key made once on the request options before the retry loop, now made per attempt",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import uuid\n\n"
+                "async def charge(http, url, body, attempts=3):\n"
+                "    key = str(uuid.uuid4())\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        attempt += 1\n"
+                "        resp = await http.post(url, json=body, headers={'Idempotency-Key': key})\n"
+                "        if resp.status_code >= 500 and attempt < attempts:\n"
+                "            await asyncio.sleep(attempt)\n"
+                "            continue\n"
+                "        return resp\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import uuid\n\n"
+                "async def charge(http, url, body, attempts=3):\n"
+                "    key = str(uuid.uuid4())\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        key = str(uuid.uuid4())\n"
+                "        attempt += 1\n"
+                "        resp = await http.post(url, json=body, headers={'Idempotency-Key': key})\n"
+                "        if resp.status_code >= 500 and attempt < attempts:\n"
+                "            await asyncio.sleep(attempt)\n"
+                "            continue\n"
+                "        return resp\n"
+            ),
+            note="async: a uuid sent as the Idempotency-Key header across retries becomes one per attempt",
+        ),
+        Example(
+            before=(
+                "import uuid\n\n"
+                "def send_all(client, url, bodies):\n"
+                "    idempotency_key = str(uuid.uuid4())\n"
+                "    for body in bodies:\n"
+                "        try:\n"
+                "            client.send_event(url, body, token=idempotency_key)\n"
+                "        except TimeoutError:\n"
+                "            continue\n"
+            ),
+            note="a key before a loop over items that is no retry loop",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def call(client, body, request_id, max_retries=3):\n"
+                "    trace_id = make_trace_id()\n"
+                "    for attempt in range(max_retries):\n"
+                "        try:\n"
+                "            return client.post('/v1/messages', json=body, headers={'x-trace': trace_id})\n"
+                "        except TimeoutError:\n"
+                "            time.sleep(attempt)\n"
+            ),
+            note="an id made before a retry loop that is no idempotency key",
+        ),
+        Example(
+            before=(
+                "def build_headers(self, options, headers):\n"
+                "    idempotency_header = self._idempotency_header\n"
+                "    if idempotency_header and options.idempotency_key:\n"
+                "        headers[idempotency_header] = options.idempotency_key\n"
+                "    return headers\n"
+            ),
+            after=(
+                "def build_headers(self, options, headers):\n"
+                "    idempotency_header = self._idempotency_header\n"
+                "    if idempotency_header and options.idempotency_key:\n"
+                "        pass\n"
+                "    return headers\n"
+            ),
+            note="the header name is configured, held in a variable",
+        ),
+        Example(
+            before=(
+                "def build_headers(self, headers, request_id):\n"
+                "    trace_header = self._trace_header\n"
+                "    headers[trace_header] = request_id\n"
+                "    return {**headers, idempotency_key_field: 'x'}\n"
+            ),
+            note="another configured header, and a key variable that names no header",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         yield from self._non_canonical_keys(ctx)
         yield from self._lookups_skipped(ctx)
         yield from self._dropped_keys(ctx)
+        yield from self._keys_per_attempt(ctx)
+
+    @staticmethod
+    def _keys_per_attempt(ctx: SourceContext) -> Iterator[Mutation]:
+        """A key made once per logical request, before the retry loop, runs again at the top of
+        every attempt: each retry then carries a new key."""
+        for loop in retry_loops(ctx):
+            if not isinstance(loop.body, cst.IndentedBlock):
+                continue
+            for line in _keys_made_before(ctx, loop):
+                made = ctx.code(line.body[0]).strip()
+                body = loop.body.with_changes(body=[line.with_changes(leading_lines=[]), *loop.body.body])
+                # The mutant spans from where the key is made to the loop that now remakes it.
+                region = _common_block(ctx, line, loop)
+                yield Mutation(
+                    region,
+                    region.deep_replace(loop.body, body),
+                    f"idempotency key made per attempt (`{made}` runs before every retry): the server "
+                    "sees each retry as a new request",
+                )
 
     @staticmethod
     def _non_canonical_keys(ctx: SourceContext) -> Iterator[Mutation]:
@@ -297,13 +493,13 @@ class IgnoreIdempotencyKey(Operator):
     def _dropped_keys(ctx: SourceContext) -> Iterator[Mutation]:
         for mapping in agent_code(ctx, m.Dict()):
             for element in mapping.elements:
-                key = string_value(getattr(element, "key", None))
-                if key is not None and key.lower() in _HEADERS:
+                key = _header_key(ctx, getattr(element, "key", None))
+                if key is not None:
                     yield Mutation(mapping, without(mapping, element), f"{key} header dropped")
-        header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])
+        header = m.Subscript(slice=[m.SubscriptElement(slice=m.Index())])
         for assign in agent_code(ctx, m.Assign(targets=[m.AssignTarget(target=header)])):
-            key = string_value(assign.targets[0].target.slice[0].slice.value)
-            if key is not None and key.lower() in _HEADERS:
+            key = _header_key(ctx, assign.targets[0].target.slice[0].slice.value)
+            if key is not None:
                 yield Mutation(assign, cst.Pass(), f"{key} header no longer set")
         for call in agent_code(
             ctx, m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("idempotency_key")), m.ZeroOrMore()])

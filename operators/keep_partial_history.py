@@ -14,33 +14,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import ACCUMULATOR_WORDS, HISTORY_WORDS, PARTIAL_WORDS, ROLLBACK_VERBS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import identifier, in_retry_path, innermost_loop, is_retry_loop, words
 
-#: What conversation history is called: ``messages``, ``self.history``, ``request["messages"]``.
-HISTORY_WORDS = frozenset(
-    {"messages", "msgs", "history", "conversation", "transcript", "dialog", "dialogue", "chat"}
-)
-#: What an attempt's partial output is called while it streams in.
-PARTIAL_WORDS = frozenset(
-    {
-        "partial",
-        "partials",
-        "chunks",
-        "deltas",
-        "fragments",
-        "pieces",
-        "parts",
-        "accumulated",
-        "buffer",
-        "buf",
-        "pending",
-        "draft",
-        "collected",
-        "streamed",
-    }
-)
 _LAST = m.Integer("-1") | m.UnaryOperation(operator=m.Minus(), expression=m.Integer("1"))
 _OPEN_SLICE = m.Slice(upper=None, lower=m.DoNotCare())
 
@@ -120,6 +98,32 @@ def _rollback(ctx: SourceContext, statement: cst.BaseSmallStatement) -> cst.Base
     return None
 
 
+def _rollback_call(ctx: SourceContext, statement: cst.CSTNode) -> bool:
+    """``await rewind()`` / ``self.rollback()`` as a statement on the failure path of a retry loop
+    (in its ``except``, or in the branch that goes round again)."""
+    if not isinstance(statement, cst.Expr):
+        return False
+    call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
+    if not isinstance(call, cst.Call):
+        return False
+    parts = set(words(identifier(call) or ""))
+    if not parts & ROLLBACK_VERBS:
+        return False
+    loop = innermost_loop(ctx, statement)
+    if loop is None or not is_retry_loop(ctx, loop):
+        return False
+    for ancestor in ctx.ancestors(statement):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock) and any(
+            m.matches(s, m.SimpleStatementLine(body=[m.Continue()])) for s in ancestor.body
+        ):
+            return True  # the branch that goes round again
+    return False
+
+
 def _keeps_prefix(subscript: cst.Subscript) -> bool:
     """``history[:checkpoint]`` rolls back; ``history[-10:]`` trims old turns and is no rollback."""
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
@@ -183,6 +187,53 @@ def _fresh_buffers(
         ]
         if earlier:
             yield statement, f"{name} is no longer reset before the next attempt"
+
+
+def _fresh_per_attempt(
+    ctx: SourceContext, loop: cst.For | cst.While
+) -> Iterator[tuple[int, cst.SimpleStatementLine]]:
+    """``acc = ReplyAccumulator()`` as a statement of the attempt itself (the loop body, or the
+    ``try`` that wraps the attempt), with no binding of that name before the loop: a fresh
+    accumulator per attempt is how the previous attempt's partial output is dropped."""
+    function = ctx.enclosing_function(loop)
+    if function is None or not isinstance(loop.body, cst.IndentedBlock):
+        return
+    blocks = [loop.body] + [s.body for s in loop.body.body if isinstance(s, cst.Try)]
+    loop_start = ctx.position(loop).start.line
+    for block in blocks:
+        for line in block.body:
+            if not m.matches(
+                line, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])
+            ):
+                continue
+            assign = line.body[0]
+            value = assign.value
+            name = assign.targets[0].target.value
+            built = isinstance(value, cst.Call) and (identifier(value) or "")[:1].isupper()
+            if not (built or m.matches(value, _FRESH)):
+                continue
+            if not (set(words(name)) | set(words(identifier(value) or ""))) & ACCUMULATOR_WORDS:
+                continue
+            earlier = [
+                a
+                for a in ctx.descendants(function.body, m.Assign(targets=[m.AssignTarget(m.Name(name))]))
+                if ctx.position(a).start.line < loop_start
+            ]
+            if not earlier:
+                yield blocks.index(block), line
+
+
+def _hoisted(loop: cst.For | cst.While, index: int, line: cst.SimpleStatementLine) -> cst.CSTNode:
+    """``loop`` without ``line``, as found in block ``index`` (0: the loop body, n: the n-th try)."""
+    body = loop.body
+    if index == 0:
+        return loop.with_changes(body=body.with_changes(body=[s for s in body.body if s is not line]))
+    tries = [s for s in body.body if isinstance(s, cst.Try)]
+    attempt = tries[index - 1]
+    new_try = attempt.with_changes(
+        body=attempt.body.with_changes(body=[s for s in attempt.body.body if s is not line])
+    )
+    return loop.with_changes(body=body.with_changes(body=[new_try if s is attempt else s for s in body.body]))
 
 
 class KeepPartialHistory(Operator):
@@ -336,6 +387,135 @@ class KeepPartialHistory(Operator):
             ),
             note="history trimming, an editor's undo and a dict key removal are no rollback",
         ),
+        Example(
+            before=(
+                "import anthropic\n\n"
+                "def ask(client, **kw):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        acc = ReplyAccumulator()\n"
+                "        try:\n"
+                "            with client.messages.stream(**kw) as stream:\n"
+                "                for event in stream:\n"
+                "                    acc.feed(event)\n"
+                "            return acc.finish()\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt >= 3:\n"
+                "                raise\n"
+            ),
+            after=(
+                "import anthropic\n\n"
+                "def ask(client, **kw):\n"
+                "    attempt = 0\n"
+                "    acc = ReplyAccumulator()\n"
+                "    while True:\n"
+                "        try:\n"
+                "            with client.messages.stream(**kw) as stream:\n"
+                "                for event in stream:\n"
+                "                    acc.feed(event)\n"
+                "            return acc.finish()\n"
+                "        except anthropic.APIConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt >= 3:\n"
+                "                raise\n"
+            ),
+            note="a fresh accumulator per attempt; hoisted out of the loop it keeps partial output",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "async def complete(http, body, retries=3):\n"
+                "    for attempt in range(retries):\n"
+                "        try:\n"
+                "            chunks = []\n"
+                "            async with http.stream('POST', '/v1/chat/completions', json=body) as resp:\n"
+                "                async for line in resp.aiter_lines():\n"
+                "                    chunks.append(line)\n"
+                "            return ''.join(chunks)\n"
+                "        except httpx.ReadError:\n"
+                "            continue\n"
+            ),
+            after=(
+                "import httpx\n\n"
+                "async def complete(http, body, retries=3):\n"
+                "    chunks = []\n"
+                "    for attempt in range(retries):\n"
+                "        try:\n"
+                "            async with http.stream('POST', '/v1/chat/completions', json=body) as resp:\n"
+                "                async for line in resp.aiter_lines():\n"
+                "                    chunks.append(line)\n"
+                "            return ''.join(chunks)\n"
+                "        except httpx.ReadError:\n"
+                "            continue\n"
+            ),
+            note="async raw HTTP: a fresh list of chunks made inside the attempt's try",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def post(body, retries=3):\n"
+                "    for attempt in range(retries):\n"
+                "        client = httpx.Client(timeout=10)\n"
+                "        try:\n"
+                "            return client.post('/v1/messages', json=body).json()\n"
+                "        except httpx.ReadError:\n"
+                "            continue\n"
+            ),
+            note="a client made per attempt is no accumulator of partial output",
+        ),
+        Example(
+            before=(
+                "def render(events):\n"
+                "    for event in events:\n"
+                "        acc = ReplyAccumulator()\n"
+                "        acc.feed(event)\n"
+                "        print(acc.finish())\n"
+            ),
+            note="a fresh accumulator per item of a plain loop, no retry",
+        ),
+        Example(
+            before=(
+                "import asyncio\n\n"
+                "async def get_with_retry(get_response, rewind, max_retries=2):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return await get_response()\n"
+                "        except ConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt > max_retries:\n"
+                "                raise\n"
+                "            await rewind()\n"
+                "            await asyncio.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "import asyncio\n\n"
+                "async def get_with_retry(get_response, rewind, max_retries=2):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return await get_response()\n"
+                "        except ConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt > max_retries:\n"
+                "                raise\n"
+                "            pass\n"
+                "            await asyncio.sleep(2 ** attempt)\n"
+            ),
+            note="an injected rewind() that rolls the failed attempt back before the replay",
+        ),
+        Example(
+            before=(
+                "def replay(session, steps):\n"
+                "    for step in steps:\n"
+                "        try:\n"
+                "            step.apply(session)\n"
+                "        except ValueError:\n"
+                "            session.undo()\n"
+            ),
+            note="an undo in a loop over steps that retries nothing",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -344,7 +524,38 @@ class KeepPartialHistory(Operator):
             if discarded is not None and _after_failure(ctx, statement, discarded):
                 what = ctx.code(statement).strip()
                 yield Mutation(statement, cst.Pass(), f"rollback `{what}` removed: partial output kept")
+            elif discarded is None and _rollback_call(ctx, statement):
+                what = ctx.code(statement).strip()
+                yield Mutation(
+                    statement,
+                    cst.Pass(),
+                    f"rollback `{what}` removed: the failed attempt's output stays for the retry",
+                )
         for loop in ctx.findall(m.For() | m.While()):
             if is_retry_loop(ctx, loop):
                 for statement, description in _fresh_buffers(ctx, loop):
                     yield Mutation(statement, cst.Pass(), description)
+                yield from self._hoist_accumulators(ctx, loop)
+
+    @staticmethod
+    def _hoist_accumulators(ctx: SourceContext, loop: cst.For | cst.While) -> Iterator[Mutation]:
+        """The per-attempt accumulator is made once, before the loop: every attempt then adds to
+        what the failed ones already collected."""
+        block = ctx.parent(loop)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)) or ctx.parent(block) is None:
+            return
+        for index, line in _fresh_per_attempt(ctx, loop):
+            hoisted = line.with_changes(leading_lines=[])
+            body = []
+            for statement in block.body:
+                if statement is loop:
+                    body.extend([hoisted, _hoisted(loop, index, line)])
+                else:
+                    body.append(statement)
+            what = ctx.code(line.body[0]).strip()
+            yield Mutation(
+                block,
+                block.with_changes(body=body),
+                f"`{what}` hoisted out of the retry loop: a failed attempt's partial output is kept "
+                "into the next attempt",
+            )

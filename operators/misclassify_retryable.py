@@ -14,6 +14,13 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (
+    CLASSIFICATION_WORDS,
+    CLASSIFIED_DELAY_WORDS,
+    ERROR_TYPE_WORDS,
+    RETRY_OVERRIDE_HEADERS,
+    VERDICT_WORDS,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -72,28 +79,10 @@ def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression
     return collection.with_changes(elements=[*elements, added])
 
 
-#: Field names that hold a classification whatever their class: ``statuses``, ``retry_on``, ``errors``.
-_CLASSIFICATION_WORDS = frozenset(
-    {
-        "status",
-        "statuses",
-        "code",
-        "codes",
-        "error",
-        "errors",
-        "exception",
-        "exceptions",
-        "types",
-        "on",
-        "forcelist",
-    }
-)
-
-
 def _class_of(ctx: SourceContext, assignment: cst.CSTNode, field: str) -> list[str]:
     """The class a classification field belongs to: ``statuses = (429, 503)`` in ``class
     RetryConfig`` is retry config; ``REPR_FIELDS = ("sleep",)`` in ``class RetryAction`` is not."""
-    if not set(words(field)) & _CLASSIFICATION_WORDS:
+    if not set(words(field)) & CLASSIFICATION_WORDS:
         return []
     line = ctx.parent(assignment)
     block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
@@ -135,31 +124,6 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
     return None
 
 
-_ERROR_TYPE_WORDS = frozenset(
-    {
-        "error",
-        "exception",
-        "timeout",
-        "overloaded",
-        "limit",
-        "exceeded",
-        "unavailable",
-        "failure",
-        "failed",
-        "throttled",
-        "throttling",
-        "busy",
-        "reset",
-        "refused",
-        "aborted",
-        "quota",
-        "invalid",
-        "denied",
-        "unauthorized",
-    }
-)
-
-
 def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
     """Elements a classification holds: HTTP error statuses, error-type strings, exception classes."""
     if not collection.elements:
@@ -170,7 +134,7 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
             return False
         if isinstance(value, (cst.Integer, cst.Attribute)) and http_status(value) is not None:
             continue
-        if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & _ERROR_TYPE_WORDS:
+        if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & ERROR_TYPE_WORDS:
             continue  # ``"overloaded_error"``, ``"rate_limit_exceeded"``, ``"timeout"``
         if isinstance(value, (cst.Name, cst.Attribute)) and (identifier(value) or "x")[0].isupper():
             continue  # an exception class or a constant, not ``self.total``
@@ -178,31 +142,10 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
     return True
 
 
-#: Names of delay schedules (``RETRY_DELAYS``, ``backoff_seconds``); ``RETRY_AFTER_STATUS_CODES`` is
-#: still a classification.
-_DELAY_WORDS = frozenset(
-    {
-        "delay",
-        "delays",
-        "wait",
-        "waits",
-        "interval",
-        "intervals",
-        "sleep",
-        "ms",
-        "seconds",
-        "secs",
-        "jitter",
-        "duration",
-        "schedule",
-    }
-)
-
-
 def _kind_of_owner(names: list[str], library: bool) -> str | None:
     """What a collection's names say it holds; delays and counts (``RETRY_DELAYS``, ``retry_counts``)
     hold no classification."""
-    if any(set(words(n)) & _DELAY_WORDS or is_count_name(n) for n in names):
+    if any(set(words(n)) & CLASSIFIED_DELAY_WORDS or is_count_name(n) for n in names):
         return None
     if any(is_fatal_name(n) for n in names):
         return "fatal"
@@ -223,6 +166,10 @@ def _removals(
         code = http_status(element.value)
         kind = kind_of or ("retryable" if code and is_retryable_status(code) else "fatal" if code else None)
         if kind is None:
+            continue
+        if len(collection.elements) == 1 and ctx.qualified_names(element.value) & _BROAD:
+            # ``retry_on = (Exception,)``: the catch-all; emptied, the collection usually means "the
+            # default", which is again every exception -- nothing says one class moved.
             continue
         effect = "no longer retried" if kind == "retryable" else "now retried"
         yield Mutation(collection, without(collection, index), f"{_label(ctx, element.value)} {effect}")
@@ -365,6 +312,106 @@ def _caught_names(handler: cst.ExceptHandler) -> set[str]:
     return {identifier(e) or "" for e in elements}
 
 
+def _decides_retry(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` takes part in the retry decision: in a retry path or a retry call's arguments, in a
+    function named for retrying (``_should_retry_exception``, even inside its own loop over the
+    ``__cause__`` chain), or in a predicate of this file whose result a retry path reads
+    (``_is_network_like_error(error)`` called where the retry is decided)."""
+    if in_retry_decision(ctx, node) or _in_retry_named_function(ctx, node):
+        return True
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    return ctx.cached(("misclassify", "feeds-retry", id(function)), lambda: _feeds_retry(ctx, function))
+
+
+def _in_retry_named_function(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    function = ctx.enclosing_function(node)
+    return function is not None and (is_retry_name(function.name.value) or is_fatal_name(function.name.value))
+
+
+def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
+    from mutagent.anatomy.callgraph import callee
+
+    for call in ctx.nodes(cst.Call):
+        if callee(ctx, call) is function and ctx.enclosing_function(call) is not function:
+            outer = ctx.enclosing_function(call)
+            if in_retry_decision(ctx, call) or (outer is not None and is_retry_name(outer.name.value)):
+                return True
+    return False
+
+
+def _retries_in_handler(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    """The handler itself goes round the retry loop again (a ``continue`` of its own loop)."""
+    loop = innermost_loop(ctx, handler)
+    return loop is not None and any(
+        innermost_loop(ctx, node) is loop for node in ctx.descendants(handler.body, m.Continue())
+    )
+
+
+def _sends_or_decides(ctx: SourceContext, attempt: cst.Try, loop: cst.CSTNode | None) -> bool:
+    """A conversion classifies an error for a retry only where an attempt is made: in a retry
+    path, or around a request being sent (a model or HTTP call), whose caller may retry it. A
+    ``try`` that only reads an already open stream converts errors nobody retries (a half-read
+    stream cannot be replayed)."""
+    from operators._streams import is_http_call, is_model_call
+
+    if in_retry_decision(ctx, attempt) or (loop is not None and is_retry_loop(ctx, loop)):
+        return True
+    return any(is_model_call(c) or is_http_call(ctx, c) for c in ctx.descendants(attempt.body, m.Call()))
+
+
+def _override_reads(ctx: SourceContext, function: cst.CSTNode) -> set[str]:
+    """Local names that hold the server's retry-override header (``x-should-retry``), directly
+    or through a normalising step (``value = header.lower().strip()``)."""
+    tainted: set[str] = set()
+    assigns = list(ctx.descendants(function, m.Assign(targets=[m.AssignTarget(m.Name())])))
+    changed = True
+    while changed:
+        changed = False
+        for assign in assigns:
+            name = assign.targets[0].target.value
+            if name in tainted:
+                continue
+            strings = {
+                str(s.evaluated_value).lower() for s in ctx.descendants(assign.value, m.SimpleString())
+            }
+            names = {n.value for n in ctx.descendants(assign.value, m.Name())}
+            if strings & RETRY_OVERRIDE_HEADERS or names & tainted:
+                tainted.add(name)
+                changed = True
+    return tainted
+
+
+def _override_ignored(ctx: SourceContext) -> Iterator[Mutation]:
+    """``if should_retry_header == "true": return True`` obeys the server before the status rules;
+    the mutant never sees the header, so the status rules decide alone."""
+    for function in ctx.findall(m.FunctionDef()):
+        tainted = _override_reads(ctx, function)
+        for comparison in ctx.descendants(function.body, m.Comparison()):
+            if ctx.enclosing_function(comparison) is not function or len(comparison.comparisons) != 1:
+                continue
+            target = comparison.comparisons[0]
+            if not isinstance(target.operator, cst.Equal):
+                continue
+            sides = (comparison.left, target.comparator)
+            verdicts = [str(s.evaluated_value).lower() for s in sides if isinstance(s, cst.SimpleString)]
+            reads = [
+                s
+                for s in sides
+                if (isinstance(s, cst.Name) and s.value in tainted)
+                or {str(x.evaluated_value).lower() for x in ctx.descendants(s, m.SimpleString())}
+                & RETRY_OVERRIDE_HEADERS
+            ]
+            if len(verdicts) == 1 and verdicts[0] in ("true", "false") and reads:
+                what = "an order to retry" if verdicts[0] == "true" else "an order not to retry"
+                yield Mutation(
+                    comparison,
+                    _FALSE,
+                    f"server's x-should-retry: {verdicts[0]} ({what}) ignored: the status rules decide alone",
+                )
+
+
 def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
     """A handler that turns the caught error into a retryable exception (``except
     openai.RateLimitError as err: raise TransientFailure(...) from err``) classifies it, wherever the
@@ -375,6 +422,10 @@ def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
     ]
     converted: list[tuple[cst.ExceptHandler, cst.Raise, str]] = []
     for handler in handlers:
+        if _retries_in_handler(ctx, handler):
+            # ``except Timeout: if retries_left: ...; continue`` then ``raise APITimeoutError``: the
+            # raise is the give-up after the retry decision; its type is what the caller sees.
+            continue
         for raise_ in _raises_in(ctx, handler.body, (cst.ExceptHandler, cst.ExceptStarHandler)):
             verdict = exception_verdict(ctx, raise_.exc)
             raised = identifier(raise_.exc)
@@ -419,11 +470,29 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
             if kind and len(classes.elements) > 1:
                 effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
                 yield Mutation(classes, without(classes, index), f"{_label(ctx, element.value)} {effect}")
+    elif isinstance(classes, cst.BinaryOperation) and isinstance(classes.operator, cst.BitOr):
+        members = _union_members(classes)
+        for index, member in enumerate(members):
+            kind = error_kind(ctx, member)
+            if kind:
+                effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
+                rest = members[:index] + members[index + 1 :]
+                union = rest[0]
+                for other in rest[1:]:
+                    union = cst.BinaryOperation(left=union, operator=cst.BitOr(), right=other)
+                yield Mutation(classes, union, f"{_label(ctx, member)} {effect}")
     elif error_kind(ctx, classes):
         effect = (
             "no longer retried" if error_kind(ctx, classes) == "retryable" else "no longer treated as fatal"
         )
         yield Mutation(call, _FALSE, f"{_label(ctx, classes)} {effect}")
+
+
+def _union_members(union: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``A | B | C`` (an ``isinstance`` union of classes) -> ``[A, B, C]``."""
+    if isinstance(union, cst.BinaryOperation) and isinstance(union.operator, cst.BitOr):
+        return _union_members(union.left) + _union_members(union.right)
+    return [union]
 
 
 def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -443,9 +512,6 @@ def _library_single_class(ctx: SourceContext, call: cst.Call) -> Iterator[Mutati
         yield Mutation(arg.value, empty, f"{_label(ctx, arg.value)} {effect}")
 
 
-#: Flags that carry a verdict: ``retryable = False`` on an error class, ``Failure(..., retryable=True)``.
-#: (``transient``/``fatal`` alone are too common elsewhere: rich's ``Progress(transient=True)``.)
-_VERDICT_WORDS = frozenset({"retryable", "retriable"})
 _BOOL = m.Name("True") | m.Name("False")
 
 
@@ -459,7 +525,7 @@ def _verdict_flags(ctx: SourceContext) -> Iterator[Mutation]:
     sites += [(a.target, a.value) for a in ctx.findall(m.AnnAssign(value=_BOOL))]
     for target, value in sites:
         name = identifier(target) or ""
-        if set(words(name)) & _VERDICT_WORDS:
+        if set(words(name)) & VERDICT_WORDS:
             flipped = _FALSE if value.value == "True" else _TRUE
             yield Mutation(value, flipped, f"{name} flipped to {flipped.value}")
 
@@ -706,6 +772,150 @@ class MisclassifyRetryable(Operator):
             ),
             note="an except clause in a loop over data, and a delay schedule",
         ),
+        Example(
+            before=(
+                "def should_retry(response):\n"
+                "    should_retry_header = response.headers.get('x-should-retry')\n"
+                "    if should_retry_header == 'true':\n"
+                "        return True\n"
+                "    if should_retry_header == 'false':\n"
+                "        return False\n"
+                "    return response.status_code == 429 or response.status_code >= 500\n"
+            ),
+            after=(
+                "def should_retry(response):\n"
+                "    should_retry_header = response.headers.get('x-should-retry')\n"
+                "    if False:\n"
+                "        return True\n"
+                "    if should_retry_header == 'false':\n"
+                "        return False\n"
+                "    return response.status_code == 429 or response.status_code >= 500\n"
+            ),
+            note="the server's retry override obeyed before the status rules: ignored",
+        ),
+        Example(
+            before=(
+                "async def retry_advice(error):\n"
+                "    header = _get_header_value(error, 'x-should-retry')\n"
+                "    if header is not None:\n"
+                "        value = header.lower().strip()\n"
+                "        if value == 'false':\n"
+                "            return Advice(suggested=False)\n"
+                "    return Advice(suggested=error.status_code >= 500)\n"
+            ),
+            after=(
+                "async def retry_advice(error):\n"
+                "    header = _get_header_value(error, 'x-should-retry')\n"
+                "    if header is not None:\n"
+                "        value = header.lower().strip()\n"
+                "        if False:\n"
+                "            return Advice(suggested=False)\n"
+                "    return Advice(suggested=error.status_code >= 500)\n"
+            ),
+            note="async, read through a helper and normalised: the server's veto ignored",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def request(client, req, max_retries=2):\n"
+                "    for retries_taken in range(max_retries + 1):\n"
+                "        try:\n"
+                "            return client.send(req)\n"
+                "        except httpx.TimeoutException as err:\n"
+                "            if retries_taken < max_retries:\n"
+                "                continue\n"
+                "            raise APITimeoutError(request=req) from err\n"
+            ),
+            note="the re-raise as the SDK's type comes after the retry decision: it decides no retry",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "class Stream:\n"
+                "    def _iter_events(self):\n"
+                "        try:\n"
+                "            yield from self._decoder.iter_bytes(self.response.iter_bytes())\n"
+                "        except httpx.TimeoutException as err:\n"
+                "            raise APITimeoutError(request=self.response.request) from err\n"
+            ),
+            note="a read of an already open stream converts an error nobody retries",
+        ),
+        Example(
+            before=("def cache_hit(response):\n    return response.headers.get('x-cache') == 'true'\n"),
+            note="another header compared with 'true'",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return isinstance(error, openai.APIConnectionError)\n\n"
+                "def evaluate_retry(error, attempt, max_retries):\n"
+                "    if attempt < max_retries and _is_network_like_error(error):\n"
+                "        return True\n"
+                "    return False\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return False\n\n"
+                "def evaluate_retry(error, attempt, max_retries):\n"
+                "    if attempt < max_retries and _is_network_like_error(error):\n"
+                "        return True\n"
+                "    return False\n"
+            ),
+            note="a predicate of the same file whose answer the retry decision reads",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def _is_network_like_error(error):\n"
+                "    return isinstance(error, openai.APIConnectionError)\n\n"
+                "def report(error):\n"
+                "    kind = 'network' if _is_network_like_error(error) else 'other'\n"
+                "    print(kind, error)\n"
+            ),
+            note="the same predicate read only to label a log line",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "def should_retry(error):\n"
+                "    return isinstance(error, httpx.ConnectError | httpx.ReadTimeout)\n"
+            ),
+            after=(
+                "import httpx\n\ndef should_retry(error):\n    return isinstance(error, httpx.ReadTimeout)\n"
+            ),
+            note="a union of classes in isinstance: one member dropped",
+        ),
+        Example(
+            before=(
+                "class RunnableRetry:\n"
+                "    retry_exception_types: tuple = (Exception,)\n"
+                "    max_attempt_number: int = 3\n"
+            ),
+            note="the catch-all (Exception,): emptied, it reads as the default, which retries everything too",
+        ),
+        Example(
+            before=(
+                "from litellm.exceptions import AuthenticationError, NotFoundError\n\n"
+                "class Model:\n"
+                "    abort_exceptions = [AuthenticationError, NotFoundError]\n"
+            ),
+            after=(
+                "from litellm.exceptions import AuthenticationError, NotFoundError\n\n"
+                "class Model:\n"
+                "    abort_exceptions = [NotFoundError]\n"
+            ),
+            note="the errors on which the retry aborts: one of them is now retried",
+        ),
+        Example(
+            before=(
+                "class Model:\n"
+                "    abort_messages = ['cancelled', 'stopped by user']\n"
+                "    abort_hooks = (log_abort, notify_user)\n"
+            ),
+            note="abort wording on collections that hold no error class or status",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -716,16 +926,25 @@ class MisclassifyRetryable(Operator):
                 if kind:
                     yield from _removals(ctx, collection, kind)
         for comparison in ctx.findall(m.Comparison()):
-            if in_retry_decision(ctx, comparison) or _decides_by_raising(ctx, comparison):
+            if _decides_retry(ctx, comparison) or _decides_by_raising(ctx, comparison):
                 yield from _status_check(ctx, comparison)
         for attempt in ctx.findall(m.Try()):
             loop = innermost_loop(ctx, attempt)
             if loop is not None and is_retry_loop(ctx, loop):
                 yield from _except_clauses(ctx, attempt)
-            yield from _conversions(ctx, attempt)
+            if _sends_or_decides(ctx, attempt, loop):
+                yield from _conversions(ctx, attempt)
+        yield from _override_ignored(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
-            if in_retry_decision(ctx, call):
+            if in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call):
                 yield from _isinstance_check(ctx, call)
+            elif _decides_retry(ctx, call):
+                # A predicate a retry path reads (``_is_network_like_error``): its True means
+                # "retry" only for classes that are retryable; a fatal class there may mean
+                # anything (``_is_conversation_locked_error`` tests a 400 it retries).
+                for mutation in _isinstance_check(ctx, call):
+                    if mutation.description.endswith("no longer retried"):
+                        yield mutation
         for call in ctx.findall(m.Call()):
             yield from _library_single_class(ctx, call)
         yield from _verdict_flags(ctx)

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.dominance import decided_earlier
+from mutagent.anatomy.vocabulary import ATTEMPT_LIMIT_WORDS, COUNTDOWN_WORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -90,7 +92,8 @@ def _retry_counter_outside_loop(ctx: SourceContext, comparison: cst.Comparison) 
     )
 
 
-def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str]]:
+def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str, int, type | None]]:
+    """(mutated comparison, what changed, which target, the new ordering operator or None)."""
     for i, target in enumerate(comparison.comparisons):
         operator = target.operator
         new_type = _SHIFTED.get(type(operator))
@@ -107,7 +110,56 @@ def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str]]:
             continue
         targets = list(comparison.comparisons)
         targets[i] = new_target
-        yield comparison.with_changes(comparisons=targets), f"attempt limit shifted by one ({change})"
+        yield comparison.with_changes(comparisons=targets), change, i, new_type
+
+
+_MIRROR = {cst.LessThan: ">", cst.LessThanEqual: ">=", cst.GreaterThan: "<", cst.GreaterThanEqual: "<="}
+
+
+def _small_literal(node: cst.CSTNode) -> int | None:
+    if isinstance(node, cst.Integer) and int(node.value, 0) in (0, 1):
+        return int(node.value, 0)
+    return None
+
+
+def _against_zero_or_one(
+    ctx: SourceContext, comparison: cst.Comparison, index: int
+) -> tuple[str, cst.BaseExpression, int, str] | None:
+    """(``"limit"``/``"counter"``, the named operand, the literal, the operator read with the
+    name on the left) when the ``index``-th test compares an attempt name with 0 or 1."""
+    left = comparison.left if index == 0 else comparison.comparisons[index - 1].comparator
+    right = comparison.comparisons[index].comparator
+    operator = comparison.comparisons[index].operator
+    if type(operator) not in _SYMBOL:
+        return None
+    for named, literal, symbol in (
+        (left, right, _SYMBOL[type(operator)]),
+        (right, left, _MIRROR[type(operator)]),
+    ):
+        value = _small_literal(literal)
+        if value is None or _small_literal(named) is not None:
+            continue
+        names = [n for n in identifiers_in(ctx, named) if is_count_name(n)]
+        if not names:
+            return None
+        parts = {w for n in names for w in words(n)}
+        if parts & COUNTDOWN_WORDS:
+            return None
+        return ("limit" if parts & ATTEMPT_LIMIT_WORDS else "counter"), named, value, symbol
+    return None
+
+
+def _enabled_label(
+    ctx: SourceContext, named: cst.BaseExpression, value: int, symbol: str, change: str
+) -> str:
+    """``max_retries > 0`` asks "are retries enabled?": shifting it flips the answer for a limit
+    of exactly ``value``; say which way."""
+    holds_after = symbol in (">", "<")  # strict before: the mutant now holds at equality
+    enabled_when_holds = symbol in (">", ">=")
+    enabled = holds_after == enabled_when_holds
+    name = " ".join(ctx.code(named).split())
+    state = "enabled" if enabled else "disabled"
+    return f"retries-enabled check shifted by one ({change}): {name} == {value} now reads as retries {state}"
 
 
 def _library_bound(ctx: SourceContext, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
@@ -257,6 +309,53 @@ class RetryBoundOffByOne(Operator):
         ),
         Example(
             before=(
+                "def should_replay_locked(retry_settings):\n"
+                "    if retry_settings is None:\n"
+                "        return True\n"
+                "    max_retries = retry_settings.max_retries\n"
+                "    return max_retries is None or max_retries > 0\n"
+            ),
+            note='an "are retries enabled?" predicate: it bounds no attempt',
+        ),
+        Example(
+            before=(
+                "def disable_sdk_retries(retry_settings, attempt):\n"
+                "    if retry_settings.max_retries is not None and retry_settings.max_retries <= 0:\n"
+                "        return True\n"
+                "    max_retries = retry_settings.max_retries\n"
+                "    return max_retries is not None and max_retries > 0\n"
+            ),
+            after=(
+                "def disable_sdk_retries(retry_settings, attempt):\n"
+                "    if retry_settings.max_retries is not None and retry_settings.max_retries <= 0:\n"
+                "        return True\n"
+                "    max_retries = retry_settings.max_retries\n"
+                "    return max_retries is not None and max_retries >= 0\n"
+            ),
+            note="equivalent: the earlier check already returned when max_retries == 0, so this mutant is "
+            "listed as Ignored with that reason and never run",
+        ),
+        Example(
+            before=(
+                "def apply_retry_attempt_usage(usage, failed_attempts):\n"
+                "    if failed_attempts <= 0:\n"
+                "        return usage\n"
+                "    usage.requests += failed_attempts\n"
+                "    return usage\n"
+            ),
+            note='usage accounting of failed attempts ("did any attempt fail?"), not an attempt limit',
+        ),
+        Example(
+            before=(
+                "def disable_provider_retries(attempt, stateful):\n"
+                "    if attempt > 1:\n"
+                "        return stateful\n"
+                "    return False\n"
+            ),
+            note='"is this a retry?" (attempt > 1) asks about the first attempt, it bounds nothing',
+        ),
+        Example(
+            before=(
                 "def run_tools(calls, max_calls):\n"
                 "    results = []\n"
                 "    for i in range(max_calls):\n"
@@ -295,8 +394,23 @@ class RetryBoundOffByOne(Operator):
                 continue
             if in_retry_path(ctx, comparison) or _retry_counter_outside_loop(ctx, comparison):
                 checked_loops.add(id(innermost_loop(ctx, comparison)))
-                for replacement, description in _shift(comparison):
-                    yield Mutation(comparison, replacement, description)
+                for replacement, change, index, new_type in _shift(comparison):
+                    against = _against_zero_or_one(ctx, comparison, index)
+                    if against is not None and against[0] == "counter":
+                        # ``failed_attempts <= 0``, ``attempt > 1``: "did anything fail?", "is this
+                        # a retry?" -- accounting and first-attempt tests, not an attempt limit.
+                        continue
+                    equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
+                    if against is not None:
+                        # ``max_retries > 0`` asks "are retries enabled?", it bounds no attempt:
+                        # no live mutant. Listed only where the shift is provably equivalent, so
+                        # the report says why that predicate has no mutant to kill.
+                        if equivalent is None:
+                            continue
+                        description = _enabled_label(ctx, against[1], against[2], against[3], change)
+                    else:
+                        description = f"attempt limit shifted by one ({change})"
+                    yield Mutation(comparison, replacement, description, equivalent=equivalent)
         for loop in ctx.findall(m.For(iter=_RANGE)):
             # A give-up check inside the loop is the real bound; shifting the range as well would
             # only add a mutant no test can kill.

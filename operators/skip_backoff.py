@@ -13,11 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import DELAY_KEYWORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import is_injected_wait, is_sleep_call, retry_library, waits_after_failure
-
-_DELAY_KEYWORDS = frozenset({"seconds", "secs", "delay", "duration", "timeout", "delay_seconds"})
 
 # tenacity calls ``wait(retry_state)``; backoff calls ``wait_gen(**kwargs)`` and ``send``s into
 # the generator: a generator expression of zeros accepts both ``send(None)`` and ``send(exc)``.
@@ -32,7 +31,7 @@ def _delay_argument(call: cst.Call) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is None and arg.star == "":
             return arg
-        if arg.keyword is not None and arg.keyword.value in _DELAY_KEYWORDS:
+        if arg.keyword is not None and arg.keyword.value in DELAY_KEYWORDS:
             return arg
     return None
 
@@ -49,6 +48,19 @@ def _library_wait(ctx: SourceContext, call: cst.Call) -> cst.Arg | None:
             (a for a in call.args if (a.keyword and a.keyword.value == "wait_gen") or a.keyword is None), None
         )
     return None
+
+
+def _wait_strategy(ctx: SourceContext, call: cst.Call) -> bool:
+    """A tenacity wait strategy built apart from the decorator (``kwargs["wait"] =
+    wait_exponential_jitter(...)``); one passed as ``wait=`` to ``retry(...)`` is that call's."""
+    if retry_library(ctx, call) != "tenacity":
+        return False
+    names = {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)}
+    if not any(name.startswith("wait_") and name != "wait_none" for name in names):
+        return False
+    arg = ctx.parent(call)
+    owner = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return not (isinstance(owner, cst.Call) and _library_wait(ctx, owner) is arg)
 
 
 class SkipBackoff(Operator):
@@ -266,6 +278,32 @@ class SkipBackoff(Operator):
             ),
             note="a loop that skips bad events and yields to the event loop is not a retry loop",
         ),
+        Example(
+            before=(
+                "from tenacity import AsyncRetrying, wait_exponential_jitter\n\n"
+                "def retry_kwargs(params):\n"
+                "    kwargs = {}\n"
+                "    kwargs['wait'] = wait_exponential_jitter(**params)\n"
+                "    return AsyncRetrying(**kwargs)\n"
+            ),
+            after=(
+                "from tenacity import AsyncRetrying, wait_exponential_jitter\n\n"
+                "def retry_kwargs(params):\n"
+                "    kwargs = {}\n"
+                "    kwargs['wait'] = lambda _: 0\n"
+                "    return AsyncRetrying(**kwargs)\n"
+            ),
+            note="a tenacity wait strategy built into keyword arguments",
+        ),
+        Example(
+            before=(
+                "def wait_for_approval(queue):\n"
+                "    return queue.get()\n\n"
+                "def handle(queue):\n"
+                "    return wait_for_approval(queue)\n"
+            ),
+            note="a function of this file named wait_*, not tenacity's",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -276,6 +314,9 @@ class SkipBackoff(Operator):
                     yield Mutation(
                         arg.value, cst.Integer("0"), f"sleep before retry ({ctx.code(arg.value)}) becomes 0"
                     )
+            if _wait_strategy(ctx, call):
+                yield Mutation(call, _NO_WAIT["tenacity"], "tenacity wait strategy becomes no wait at all")
+                continue
             wait = _library_wait(ctx, call)
             if wait is not None:
                 library = retry_library(ctx, call)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import TENACITY_STOPS, TIME_BUDGET_WORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
@@ -30,10 +31,6 @@ from operators._retry import (
 
 _STEP = m.AugAssign(
     target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
-)
-#: Words of a time budget: ``deadline``, ``time.monotonic()``, ``elapsed > max_elapsed``.
-_LIMIT_WORDS = frozenset(
-    {"deadline", "elapsed", "monotonic", "time", "timeout", "budget", "perf", "counter", "expires"}
 )
 _ORDERING = m.Comparison(
     comparisons=[
@@ -90,7 +87,7 @@ def _counters(ctx: SourceContext, loop: cst.While) -> list[cst.AugAssign]:
 
 def _limit_names(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """``node`` mentions an attempt count or a time budget (``attempt``, ``deadline``, ``monotonic()``)."""
-    return any(is_count_name(n) or set(words(n)) & _LIMIT_WORDS for n in identifiers_in(ctx, node))
+    return any(is_count_name(n) or set(words(n)) & TIME_BUDGET_WORDS for n in identifiers_in(ctx, node))
 
 
 def _bounds_attempts(ctx: SourceContext, test: cst.BaseExpression) -> bool:
@@ -125,6 +122,16 @@ def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return call, call.with_changes(args=args), "backoff decorator loses max_tries/max_time"
     return None
+
+
+def _stop_strategy(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
+    """A tenacity stop strategy built apart from the decorator (``kwargs["stop"] =
+    stop_after_attempt(n)``, handed to ``Retrying(**kwargs)`` later) never holds."""
+    if retry_library(ctx, call) != "tenacity":
+        return None
+    if not {q.rsplit(".", 1)[-1] for q in ctx.qualified_names(call)} & TENACITY_STOPS:
+        return None
+    return call, cst.parse_expression("lambda _: False"), "tenacity stop condition never holds"
 
 
 class UnboundedRetry(Operator):
@@ -261,6 +268,39 @@ class UnboundedRetry(Operator):
             ),
             note="a work-queue loop that catches errors and counts",
         ),
+        Example(
+            before=(
+                "from tenacity import Retrying, stop_after_attempt\n\n"
+                "class RunnableRetry:\n"
+                "    def _kwargs_retrying(self):\n"
+                "        kwargs = {}\n"
+                "        if self.max_attempt_number:\n"
+                "            kwargs['stop'] = stop_after_attempt(self.max_attempt_number)\n"
+                "        return kwargs\n\n"
+                "    def _sync_retrying(self):\n"
+                "        return Retrying(**self._kwargs_retrying())\n"
+            ),
+            after=(
+                "from tenacity import Retrying, stop_after_attempt\n\n"
+                "class RunnableRetry:\n"
+                "    def _kwargs_retrying(self):\n"
+                "        kwargs = {}\n"
+                "        if self.max_attempt_number:\n"
+                "            kwargs['stop'] = lambda _: False\n"
+                "        return kwargs\n\n"
+                "    def _sync_retrying(self):\n"
+                "        return Retrying(**self._kwargs_retrying())\n"
+            ),
+            note="a tenacity stop strategy built into keyword arguments for Retrying(**kwargs)",
+        ),
+        Example(
+            before=(
+                "def stop_after_attempt(n):\n"
+                "    return lambda state: state.attempt_number >= n\n\n"
+                "POLICY = {'stop': stop_after_attempt(3)}\n"
+            ),
+            note="a function of this file that happens to share tenacity's name",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -281,6 +321,6 @@ class UnboundedRetry(Operator):
                 for test in _give_ups(ctx, loop):
                     yield Mutation(test, cst.Name("False"), "give-up check never fires")
         for call in ctx.findall(m.Call()):
-            found = _library_stop(ctx, call)
+            found = _library_stop(ctx, call) or _stop_strategy(ctx, call)
             if found:
                 yield Mutation(*found)

@@ -383,3 +383,42 @@ def test_every_example_mutant_compiles() -> None:
         for example in all_operators()[name].examples:
             for output in mutated(name, example.before):
                 compile(output, f"{name}.py", "exec")
+
+
+EQUIVALENT = """\
+def disable_sdk_retries(settings):
+    if settings.max_retries is not None and settings.max_retries <= 0:
+        return True
+    max_retries = settings.max_retries
+    return max_retries is not None and max_retries > 0
+"""
+
+
+def test_a_bound_decided_by_a_dominating_check_is_an_ignored_equivalent_mutant() -> None:
+    operator = all_operators()["retry-bound-off-by-one"]
+    mutants = {m.original: m for m in generate_for_source(EQUIVALENT, "policy.py", [operator])}
+    dominated = mutants["max_retries > 0"]
+    assert dominated.replacement == "max_retries >= 0"
+    assert dominated.ignored_reason is not None and dominated.ignored_reason.startswith("equivalent mutant: ")
+    assert "line 2" in dominated.ignored_reason
+    assert "max_retries == 0 now reads as retries enabled" in dominated.description
+    # the deciding check is an "are retries enabled?" predicate: it bounds no attempt, no mutant
+    assert "settings.max_retries <= 0" not in mutants
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["    max_retries = max_retries - 1\n", "    settings.max_retries = 5\n"],
+    ids=["reassigned-local", "reassigned-attribute"],
+)
+def test_no_equivalence_claim_when_an_operand_changes_in_between(between: str) -> None:
+    from mutagent.anatomy.dominance import decided_earlier
+
+    def comparison_in(source: str) -> tuple[SourceContext, cst.Comparison]:
+        ctx = SourceContext(source)
+        (found,) = [c for c in ctx.nodes(cst.Comparison) if ctx.code(c).strip() == "max_retries > 0"]
+        return ctx, found
+
+    lines = EQUIVALENT.splitlines(keepends=True)
+    assert decided_earlier(*comparison_in(EQUIVALENT)) is not None
+    assert decided_earlier(*comparison_in("".join(lines[:4]) + between + "".join(lines[4:]))) is None

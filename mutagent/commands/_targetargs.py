@@ -9,6 +9,12 @@ OPERATORS_HELP = "agent (default), generic, all, or a comma list of operator nam
 
 def add_target_arguments(parser: argparse.ArgumentParser, path_help: str) -> None:
     """``PATH``, ``--paths`` and ``--operators``: the target and the mutants to make in it."""
+    add_path_arguments(parser, path_help)
+    parser.add_argument("--operators", metavar="SPEC", help=OPERATORS_HELP)
+
+
+def add_path_arguments(parser: argparse.ArgumentParser, path_help: str) -> None:
+    """``PATH`` and ``--paths``: the target and which of its sources to read."""
     parser.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
     parser.add_argument(
         "--paths",
@@ -17,4 +23,3 @@ def add_target_arguments(parser: argparse.ArgumentParser, path_help: str) -> Non
         help="source file or directory to mutate, relative to PATH (repeatable; default: "
         "auto-detected packages and modules)",
     )
-    parser.add_argument("--operators", metavar="SPEC", help=OPERATORS_HELP)

@@ -280,7 +280,8 @@ def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -
                     replacement=replacement,
                     description=mutation.description,
                     patch=patch,
-                    ignored_reason=_suppression(ctx, mutation.node, operator.name, directives, patch),
+                    ignored_reason=_suppression(ctx, mutation.node, operator.name, directives, patch)
+                    or (f"equivalent mutant: {mutation.equivalent}" if mutation.equivalent else None),
                 )
             )
     mutants.sort(key=lambda mu: (mu.location.start_line, mu.location.start_col, mu.operator, mu.id))

@@ -21,11 +21,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Mutation:
-    """Replace ``node`` (a node of ``SourceContext.module``) by ``replacement``."""
+    """Replace ``node`` (a node of ``SourceContext.module``) by ``replacement``.
+
+    ``equivalent`` is set by an operator that can prove the mutant behaves exactly like the
+    original (a bound already decided by a dominating check): the reason why. Such a mutant is
+    listed and reported Ignored with that reason, never run (it could only survive)."""
 
     node: cst.CSTNode
     replacement: cst.CSTNode
     description: str
+    equivalent: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,170 @@
+"""``mutagent map [PATH] [--json]``: the anatomy of the target's agent loop, per file and function.
+
+What mutagent recognised in each source file (where the model is called, the stream consumer
+and its end-of-stream check, retry loops with their bounds, delays, classification and
+Retry-After sources, the turn loop and its bound, tool dispatch, tool results and guards), with
+the evidence behind each role, and the roles it did not find. It is the first thing to read
+when a path of your loop got no mutant: a role that is not on the map gets no mutant either.
+
+``--json`` prints one object::
+
+    {"files": [{"file": "pkg/loop.py",
+                "roles": [{"kind": "turn-bound", "function": "Agent.run", "line": 12, "column": 8,
+                           "code": "turn > max_turns", "evidence": ["..."], "facts": {"sense": "stop"}}],
+                "missing": ["no retry loop found", "..."]}],
+     "missing": ["no guard found"],
+     "skipped": ["pkg/broken.py: cannot parse: ..."]}
+
+A file's ``missing`` lists the roles that file lacks; the top-level ``missing`` those no file of
+the target has.
+
+``kind`` is one of ``model-call``, ``stream-consumer``, ``end-of-stream-check``, ``retry-loop``,
+``retry-bound``, ``retry-delay``, ``retry-classification``, ``retry-after-source``,
+``turn-loop``, ``turn-bound``, ``tool-dispatch``, ``tool-result``, ``guard``. ``facts`` holds
+kind-specific strings (a turn bound's ``sense``/``counter``/``limit``/``raises``, a tool result's
+``id``/``content``/``error_flag``, a guard's ``guard`` kind, a model call's ``streaming``).
+These keys are stable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from mutagent.commands._targetargs import add_path_arguments
+
+HELP = (
+    "Show the anatomy of the agent loop per file and function: model calls, stream checks, retry and "
+    "turn bounds, tool dispatch, results and guards, with evidence, and the roles not found."
+)
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_path_arguments(parser, "the target project or a single source file (default: the current directory)")
+    parser.add_argument("--json", action="store_true", help="print the anatomy as JSON (stable keys)")
+
+
+def _sources(path: Path, paths: list[str] | None) -> tuple[Path, list[str]]:
+    """(root, source files relative to it): a single file maps alone; a directory is discovered as
+    ``mutagent run`` discovers it."""
+    from mutagent.engine.config import build_config
+    from mutagent.engine.discover import discover
+    from mutagent.errors import UsageError
+
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    if path.is_file():
+        if path.suffix != ".py":
+            raise UsageError(f"{path} is not a Python source file")
+        return path.parent, [path.name]
+    config = build_config(path, {"paths": paths})
+    return path, list(discover(path, config.paths or None, tests_given=True).sources)
+
+
+def role_entry(ctx: Any, role: Any) -> dict[str, Any]:
+    """The JSON form of one role."""
+    import libcst as cst
+
+    text = ctx.code(role.node).strip()
+    if isinstance(role.node, (cst.For, cst.While, cst.If, cst.ExceptHandler, cst.With)):
+        text = text.splitlines()[0]  # a block: its header line says which one
+    code = " ".join(text.split())
+    return {
+        "kind": role.kind,
+        "function": role.function,
+        "line": role.line,
+        "column": role.column,
+        "code": code if len(code) <= 120 else code[:117] + "...",
+        "evidence": list(role.evidence),
+        "facts": dict(role.facts),
+    }
+
+
+def missing_in_target(files: list[dict[str, Any]]) -> list[str]:
+    """The sentences for the role kinds no file of the target has."""
+    from mutagent.anatomy import ROLE_KINDS
+
+    present = {role["kind"] for entry in files for role in entry["roles"]}
+    return [sentence for kind, sentence in ROLE_KINDS.items() if kind not in present]
+
+
+def collect(path: Path, paths: list[str] | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """One entry per source file (see the module docstring), and the files skipped with why."""
+    import libcst as cst
+
+    from mutagent.anatomy import anatomy_of
+    from mutagent.mutation.context import SourceContext
+
+    root, sources = _sources(path, paths)
+    files: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for relative in sources:
+        try:
+            text = (root / relative).read_text(encoding="utf-8")
+            ctx = SourceContext(text, relative)
+        except (OSError, UnicodeDecodeError) as exc:
+            skipped.append(f"{relative}: cannot read it ({exc})")
+            continue
+        except cst.ParserSyntaxError as exc:
+            skipped.append(f"{relative}: cannot parse: {str(exc).splitlines()[0]}")
+            continue
+        anatomy = anatomy_of(ctx)
+        files.append(
+            {
+                "file": relative,
+                "roles": [role_entry(ctx, role) for role in anatomy.roles],
+                "missing": anatomy.missing(),
+            }
+        )
+    return files, skipped
+
+
+def _print(files: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    from mutagent.console import console
+
+    for entry in files:
+        tree = Tree(f"[bold]{escape(entry['file'])}[/]")
+        by_function: dict[str, Any] = {}
+        for role in entry["roles"]:
+            function = role["function"] or "<module>"
+            if function not in by_function:
+                by_function[function] = tree.add(f"[cyan]{escape(function)}[/]")
+            facts = ", ".join(f"{k}={v}" for k, v in role["facts"].items())
+            label = f"[magenta]{role['kind']}[/] line {role['line']}: [dim]{escape(role['code'])}[/]"
+            if facts:
+                label += f"  [yellow]{escape(facts)}[/]"
+            branch = by_function[function].add(label)
+            for evidence in role["evidence"]:
+                branch.add(f"[green]evidence:[/] {escape(evidence)}")
+        if not entry["roles"]:
+            console.print(f"[bold]{escape(entry['file'])}[/]: [dim]no agent role found[/]")
+            continue
+        if entry["missing"]:
+            tree.add(f"[red]not found here:[/] {escape('; '.join(entry['missing']))}")
+        console.print(tree)
+    roles = sum(len(entry["roles"]) for entry in files)
+    console.print(f"[bold]{roles} roles in {len(files)} file{'' if len(files) == 1 else 's'}[/]")
+    missing = missing_in_target(files)
+    if missing:
+        console.print(f"[bold red]not found in the target:[/] {escape('; '.join(missing))}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
+    from mutagent.console import console, warning
+
+    files, skipped = collect(Path(args.path), args.paths)
+    if args.json:
+        document = {"files": files, "missing": missing_in_target(files), "skipped": skipped}
+        console.out(json.dumps(document, indent=2), highlight=False)
+        return 0
+    for message in skipped:
+        warning(escape(f"skipped {message}"))
+    _print(files)
+    return 0
