@@ -106,12 +106,14 @@ def _rollback_call(ctx: SourceContext, statement: cst.CSTNode) -> bool:
     call = statement.value.expression if isinstance(statement.value, cst.Await) else statement.value
     if not isinstance(call, cst.Call):
         return False
-    parts = set(words(identifier(call) or ""))
-    if not parts & ROLLBACK_VERBS:
+    verb = call.func.attr.value if isinstance(call.func, cst.Attribute) else identifier(call.func)
+    if not set(words(verb or "")) & ROLLBACK_VERBS:
         return False
     loop = innermost_loop(ctx, statement)
     if loop is None or not is_retry_loop(ctx, loop):
         return False
+    if not any(_filled_by_attempt(ctx, loop, held) for held in _rolled_back(call)):
+        return False  # a name is no evidence: what it rewinds may be delivery tracking, not output
     for ancestor in ctx.ancestors(statement):
         if ancestor is loop:
             return False
@@ -121,6 +123,46 @@ def _rollback_call(ctx: SourceContext, statement: cst.CSTNode) -> bool:
             m.matches(s, m.SimpleStatementLine(body=[m.Continue()])) for s in ancestor.body
         ):
             return True  # the branch that goes round again
+    return False
+
+
+def _rolled_back(call: cst.Call) -> list[cst.BaseExpression]:
+    """What a rollback call acts on: its receiver (``self.history.rollback()``) and its arguments
+    (``rollback(messages, checkpoint)``), when they are named like history or an accumulator."""
+    held = [a.value for a in call.args]
+    if isinstance(call.func, cst.Attribute):
+        held.append(call.func.value)
+    return [
+        h
+        for h in held
+        if isinstance(h, (cst.Name, cst.Attribute))
+        and (_is_history(h) or set(words(identifier(h) or "")) & ACCUMULATOR_WORDS)
+    ]
+
+
+#: Methods that add output to a history or an accumulator.
+_FILLERS = frozenset({"append", "extend", "insert", "add", "feed", "write", "push", "update"})
+
+
+def _filled_by_attempt(ctx: SourceContext, loop: cst.For | cst.While, held: cst.BaseExpression) -> bool:
+    """Data-flow evidence that ``held`` holds the attempt's partial output: inside the retry loop
+    the attempt appends to it (``held.append(...)``, ``held += ...``, ``held[k] = ...``, or a
+    fill method of anything reached through it, ``held.messages.append(...)``)."""
+    text = ctx.code(held).strip()
+
+    def reaches(expr: cst.CSTNode) -> bool:
+        code = ctx.code(expr).strip()
+        return code == text or code.startswith(text + ".") or code.startswith(text + "[")
+
+    for call in ctx.descendants(loop.body, m.Call(func=m.Attribute())):
+        if call.func.attr.value in _FILLERS and reaches(call.func.value):
+            return True
+    for aug in ctx.descendants(loop.body, m.AugAssign()):
+        if reaches(aug.target):
+            return True
+    for assign in ctx.descendants(loop.body, m.Assign()):
+        if any(isinstance(t.target, cst.Subscript) and reaches(t.target) for t in assign.targets):
+            return True
     return False
 
 
@@ -477,19 +519,42 @@ class KeepPartialHistory(Operator):
         Example(
             before=(
                 "import asyncio\n\n"
-                "async def get_with_retry(get_response, rewind, max_retries=2):\n"
+                "async def stream_turn(client, transcript, max_retries=2):\n"
                 "    attempt = 0\n"
                 "    while True:\n"
+                "        mark = transcript.checkpoint()\n"
                 "        try:\n"
-                "            return await get_response()\n"
+                "            async for delta in client.stream(transcript.messages):\n"
+                "                transcript.messages.append(delta)\n"
+                "            return transcript\n"
                 "        except ConnectionError:\n"
                 "            attempt += 1\n"
                 "            if attempt > max_retries:\n"
                 "                raise\n"
-                "            await rewind()\n"
+                "            await transcript.rewind(mark)\n"
                 "            await asyncio.sleep(2 ** attempt)\n"
             ),
             after=(
+                "import asyncio\n\n"
+                "async def stream_turn(client, transcript, max_retries=2):\n"
+                "    attempt = 0\n"
+                "    while True:\n"
+                "        mark = transcript.checkpoint()\n"
+                "        try:\n"
+                "            async for delta in client.stream(transcript.messages):\n"
+                "                transcript.messages.append(delta)\n"
+                "            return transcript\n"
+                "        except ConnectionError:\n"
+                "            attempt += 1\n"
+                "            if attempt > max_retries:\n"
+                "                raise\n"
+                "            pass\n"
+                "            await asyncio.sleep(2 ** attempt)\n"
+            ),
+            note="a rewind of the transcript the attempt appended its deltas to",
+        ),
+        Example(
+            before=(
                 "import asyncio\n\n"
                 "async def get_with_retry(get_response, rewind, max_retries=2):\n"
                 "    attempt = 0\n"
@@ -500,10 +565,12 @@ class KeepPartialHistory(Operator):
                 "            attempt += 1\n"
                 "            if attempt > max_retries:\n"
                 "                raise\n"
-                "            pass\n"
+                "            await rewind()\n"
+                "            await tracker.rollback_sent(pending_items)\n"
                 "            await asyncio.sleep(2 ** attempt)\n"
             ),
-            note="an injected rewind() that rolls the failed attempt back before the replay",
+            note="rewinds of delivery tracking (input re-marked as not yet sent): nothing shows they "
+            "hold the attempt's output",
         ),
         Example(
             before=(
