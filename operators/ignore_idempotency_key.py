@@ -69,8 +69,13 @@ def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS)
 
 
-def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The executed-calls store an operand looks a key up in, or None if it is no such lookup."""
+def _cache_of(
+    ctx: SourceContext, operand: cst.BaseExpression, seen: frozenset[str] = frozenset()
+) -> cst.BaseExpression | None:
+    """The executed-calls store an operand looks a key up in, or None if it is no such lookup.
+
+    ``seen`` holds the names already followed to their values: ``x = x or y`` or two names bound
+    to each other would otherwise send the data flow round for ever."""
     if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
         target = operand.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)) and _keyed(ctx, operand.left):
@@ -78,7 +83,11 @@ def _cache_of(ctx: SourceContext, operand: cst.BaseExpression) -> cst.BaseExpres
         if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(target.comparator):
             operand = operand.left
     if isinstance(operand, cst.Name):
-        return next((c for v in local_values(ctx, operand) if (c := _cache_of(ctx, v)) is not None), None)
+        if operand.value in seen:
+            return None
+        seen = seen | {operand.value}
+        values = local_values(ctx, operand)
+        return next((c for v in values if (c := _cache_of(ctx, v, seen)) is not None), None)
     if isinstance(operand, cst.Await):
         operand = operand.expression
     if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) and operand.args:

@@ -635,3 +635,45 @@ def test_generate_for_file_labels_mutants_relative_to_the_root(tmp_path: Path) -
     (tmp_path / "bad.py").write_bytes(b"X = '\xff'\n")
     with pytest.raises(UsageError, match="cannot read"):
         generate_for_file(tmp_path, tmp_path / "bad.py", _operators("generic"))
+
+
+class _Crashing(Operator):
+    """An operator with a bug: it raises on every file."""
+
+    name = "crashing-operator"
+    description = "Crashes."
+    failure = "None."
+    hint = "None."
+    family = "agent"
+
+    def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        raise RecursionError("maximum recursion depth exceeded")
+        yield  # pragma: no cover - a generator
+
+
+def test_an_operator_crash_is_a_warning_naming_operator_and_file_and_the_others_carry_on() -> None:
+    source = "def f(a, b):\n    return a + b\n"
+    alone = _mutants(source, name="pkg/mod.py")
+    assert alone  # the generic family has something to say about this file
+    told: list[str] = []
+    mutants = generate_for_source(
+        source, "pkg/mod.py", (_Crashing(), *_operators("generic")), warn=told.append
+    )
+    assert [m.id for m in mutants] == [m.id for m in alone]
+    assert len(told) == 1
+    assert "crashing-operator" in told[0] and "pkg/mod.py" in told[0] and "RecursionError" in told[0]
+
+
+def test_list_reports_an_operator_crash_and_lists_the_other_mutants(tmp_path: Path, monkeypatch) -> None:
+    from mutagent.commands import list as list_command
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("def f(a, b):\n    return a + b\n")
+    import mutagent.mutation.registry as registry  # collect() imports select_operators from here
+
+    original = registry.select_operators
+    monkeypatch.setattr(registry, "select_operators", lambda spec: [_Crashing(), *original("generic")])
+    mutants, warnings, files = list_command.collect(tmp_path, None, "generic")
+    assert mutants and files >= 1
+    assert any("crashing-operator" in w and "pkg/mod.py" in w for w in warnings)

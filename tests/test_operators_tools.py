@@ -713,3 +713,26 @@ def test_allowlist_declines_a_check_whose_skipping_only_raises_key_error() -> No
             return tools[name](**args)
     """
     assert mutants("skip-tool-allowlist", source) == []
+
+
+def test_idempotency_data_flow_survives_names_bound_to_each_other() -> None:
+    # A module global swapped through a local (openai-agents' tracing/setup.py does this): following
+    # ``provider`` to ``GLOBAL_PROVIDER`` and back used to recurse until RecursionError.
+    source = textwrap.dedent(
+        """
+        GLOBAL_PROVIDER = None
+
+        def get_provider(make):
+            global GLOBAL_PROVIDER
+            provider = GLOBAL_PROVIDER
+            if provider is not None:
+                return provider
+            provider = make()
+            GLOBAL_PROVIDER = provider
+            return provider
+        """
+    )
+    told: list[str] = []
+    operator = [all_operators()["ignore-idempotency-key"]]
+    assert generate_for_source(source, "agent.py", operator, warn=told.append) == []
+    assert told == []  # no crash contained by generation either

@@ -69,7 +69,7 @@ def collect(
             warnings.append(f"skipped {relative}: cannot read it ({exc})")
             continue
         try:
-            mutants.extend(generate_for_source(text, relative, operators))
+            mutants.extend(generate_for_source(text, relative, operators, warn=warnings.append))
         except UsageError as exc:  # a syntax error: skip the file, keep the others' mutants
             warnings.append(f"skipped {exc}")
     return mutants, warnings, len(target.sources)

@@ -44,11 +44,13 @@ class OperatorMutants:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self._operators: list[Any] | None = None
+        #: Files on which an operator crashed: their mutants are incomplete and are not cached.
+        self.incomplete: set[str] = set()
         self.key = self._key()
 
     def _key(self) -> str:
         parts = [__version__, self.spec]
-        for package in ("mutagent.mutation", "operators"):
+        for package in ("mutagent.mutation", "mutagent.anatomy", "operators"):
             spec = importlib.util.find_spec(package)
             for directory in (spec.submodule_search_locations or []) if spec else []:
                 for path in sorted(Path(directory).glob("*.py")):
@@ -75,6 +77,11 @@ class OperatorMutants:
         _ = self.operators
 
     def generate(self, root: Path, relative: str, text: str) -> list[Mutant]:
+        from mutagent.console import warning
         from mutagent.mutation.generate import generate_for_source
 
-        return generate_for_source(text, relative, self.operators)
+        def warn(message: str) -> None:
+            self.incomplete.add(relative)  # an operator crashed: never cache a partial result
+            warning(message)
+
+        return generate_for_source(text, relative, self.operators, warn=warn)

@@ -215,7 +215,8 @@ class Engine:
                         f"generating the mutants of {relative} failed: {type(exc).__name__}: {exc}",
                         exitcodes.INTERNAL_ERROR,
                     ) from exc
-                store.save_generated(relative, file_key, cached)
+                if relative not in getattr(source, "incomplete", ()):
+                    store.save_generated(relative, file_key, cached)
             for mutant in cached:
                 if mutant.id not in seen:
                     seen.add(mutant.id)

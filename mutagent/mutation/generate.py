@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import inspect
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import libcst as cst
@@ -235,10 +235,16 @@ def _suppression(
     return None
 
 
-def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -> list[Mutant]:
+def generate_for_source(
+    source: str, file: str, operators: Sequence[Operator], warn: Callable[[str], None] | None = None
+) -> list[Mutant]:
     """All mutants the given operators produce for one file's text (``file`` is only a label).
 
-    Raises :class:`UsageError` naming the file when it cannot be parsed.
+    Raises :class:`UsageError` naming the file when it cannot be parsed. An operator that crashes
+    on this file (a bug of that operator, e.g. a RecursionError on a cycle it did not foresee)
+    loses only its own mutants of this file: ``warn`` (default: a console warning) is told which
+    operator and file, and every other operator and file still gets its mutants, because one
+    operator's bug must not cost a whole run.
     """
     try:
         ctx = SourceContext(source, file)
@@ -253,7 +259,12 @@ def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -
     # is asked first, so the more specific concern names it.
     produced: set[str] = set()
     for operator in sorted(operators, key=lambda op: op.family != "agent"):
-        for mutation in operator.find(ctx):
+        try:
+            found = list(operator.find(ctx))
+        except Exception as exc:  # noqa: BLE001 - any operator bug, reported and contained
+            _report_crash(warn, operator.name, file, exc)
+            continue
+        for mutation in found:
             patch, replacement = patcher.patch(mutation)
             if patch.text == source[patch.start : patch.end]:
                 continue  # a no-op
@@ -286,6 +297,17 @@ def generate_for_source(source: str, file: str, operators: Sequence[Operator]) -
             )
     mutants.sort(key=lambda mu: (mu.location.start_line, mu.location.start_col, mu.operator, mu.id))
     return mutants
+
+
+def _report_crash(warn: Callable[[str], None] | None, operator: str, file: str, exc: Exception) -> None:
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    message = (
+        f"operator {operator} crashed on {file} ({type(exc).__name__}{': ' + detail if detail else ''}); "
+        "its mutants of this file are skipped, the other operators' are kept"
+    )
+    if warn is None:
+        from mutagent.console import warning as warn
+    warn(message)
 
 
 def generate_for_file(root: Path, path: Path, operators: Sequence[Operator]) -> list[Mutant]:
