@@ -288,6 +288,21 @@ class DropResponseClose(Operator):
         ),
         Example(
             before=(
+                "async def pump(get_stream, sink):\n"
+                "    stream = get_stream()\n"
+                "    while True:\n"
+                "        try:\n"
+                "            event = await stream.__anext__()\n"
+                "        except StopAsyncIteration:\n"
+                "            await _close_quietly(stream)\n"
+                "            await stream.aclose()\n"
+                "            return\n"
+                "        await sink(event)\n"
+            ),
+            note="a close right after the stream ran to its end (StopAsyncIteration): nothing is left open",
+        ),
+        Example(
+            before=(
                 "from contextlib import closing\n"
                 "\n"
                 "def export(path, rows):\n"
@@ -373,7 +388,7 @@ class DropResponseClose(Operator):
         for call in ctx.findall(m.Call(func=m.Attribute(attr=m.Name()))):
             if call.func.attr.value in CLOSE_METHODS and _releases_a_stream(ctx, call.func.value):
                 line = _statement_of(ctx, call)
-                if line is not None and _on_early_exit_path(ctx, line):
+                if line is not None and _on_early_exit_path(ctx, line) and not _after_exhaustion(ctx, line):
                     yield Mutation(
                         line, cst.Pass(), f"{ctx.code(call)} removed: the response is not released"
                     )
@@ -385,6 +400,7 @@ class DropResponseClose(Operator):
                 if (
                     line is not None
                     and ctx.enclosing(line, (cst.Finally, cst.ExceptHandler)) is not None
+                    and not _after_exhaustion(ctx, line)
                     and _releases_a_stream(ctx, call.args[0].value)
                 ):
                     yield Mutation(line, cst.Pass(), f"{ctx.code(call)} removed: the stream is not released")
@@ -482,3 +498,22 @@ def _on_early_exit_path(ctx: SourceContext, statement: cst.CSTNode) -> bool:
             ):
                 return True
     return False
+
+
+_EXHAUSTED = frozenset({"StopIteration", "StopAsyncIteration"})
+
+
+def _after_exhaustion(ctx: SourceContext, statement: cst.CSTNode) -> bool:
+    """In an ``except StopAsyncIteration:`` (or ``StopIteration``): the stream has just run to its
+    end, so a generator has already run its own cleanup and its close is a no-op. Removing that
+    close leaves nothing open, so "the stream is not released" would be false there."""
+    handler = ctx.enclosing(
+        statement, (cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.FunctionDef)
+    )
+    if not isinstance(handler, cst.ExceptHandler) or handler.type is None:
+        return False
+    types = (
+        [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    )
+    names = {t.attr.value if isinstance(t, cst.Attribute) else getattr(t, "value", None) for t in types}
+    return bool(names) and names <= _EXHAUSTED

@@ -103,6 +103,16 @@ def test_an_exact_rewrite_label_only_matches_that_rewrite() -> None:
     assert (wrong_way.kind, right_way.kind) == ("non_site", "site")
 
 
+def test_after_tells_identical_lines_apart_by_what_precedes_them() -> None:
+    close = "await _close(stream)"
+    site = _label("site", anchor=("_close(stream)",), after="result = None")
+    non_site = _label("non_site", anchor=("_close(stream)",), after="except StopAsyncIteration:")
+    at_the_end = score.judge(_mutant(close), [site, non_site], close, "except StopAsyncIteration:\n  if x:")
+    on_failure = score.judge(_mutant(close), [site, non_site], close, "result = None\n  if x:")
+    elsewhere = score.judge(_mutant(close), [site, non_site], close, "pass")
+    assert (at_the_end.kind, on_failure.kind, elsewhere) == ("non_site", "site", None)
+
+
 def test_no_label_means_unjudged_and_a_tie_of_kinds_is_ambiguous() -> None:
     assert score.judge(_mutant("x > 1"), [], "if x > 1:") is None
     other_operator = _label("site", operator="skip-backoff")

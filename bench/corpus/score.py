@@ -68,10 +68,17 @@ class Label:
     reason: str
     anchor: tuple[str, ...] = ()  # any one of these substrings marks the place; () = the whole function
     mutant: str = ""  # "ORIGINAL -> REPLACEMENT": only the mutant with exactly this rewrite
+    after: str = ""  # a substring of the three lines before the mutant: tells identical lines apart
 
     @property
     def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:  # identity of the label
-        return (self.package, self.file, self.function, self.operator, self.anchor + (self.mutant,))
+        return (
+            self.package,
+            self.file,
+            self.function,
+            self.operator,
+            self.anchor + (self.mutant, self.after),
+        )
 
     def strength(self, original: str, replacement: str, lines: str) -> int:
         """How well a mutant matches: 3 = its exact rewrite is labelled, 2 = an anchor is in the
@@ -130,6 +137,7 @@ def load_labels(path: Path = CORPUS / "sites.toml") -> list[Label]:
                         reason=entry["reason"],
                         anchor=_anchors(entry.get("anchor", "")),
                         mutant=entry.get("mutant", ""),
+                        after=entry.get("after", ""),
                     )
                 )
     return labels
@@ -238,6 +246,8 @@ def stale_labels(packages: list[Package], labels: list[Label]) -> list[str]:
         body = "\n".join(lines[span[0] - 1 : span[1]])
         if label.anchor and not any(anchor in body for anchor in label.anchor):
             problems.append(f"{label.file} {label.function}: no anchor of {label.anchor} in it")
+        if label.after and label.after not in body:
+            problems.append(f"{label.file} {label.function}: no `after` {label.after!r} in it")
         if label.mutant and label.mutant.partition(" -> ")[0] not in body:
             problems.append(f"{label.file} {label.function}: the code of {label.mutant!r} is not in it")
     return problems
@@ -253,15 +263,25 @@ def _mutant_lines(lines: list[str], mutant: dict[str, Any]) -> str:
     return "\n".join(lines[first - 1 : last])
 
 
-def judge(mutant: dict[str, Any], candidates: list[Label], lines: str) -> Label | None | str:
+def _lines_before(lines: list[str], mutant: dict[str, Any]) -> str:
+    first = mutant["line"]
+    return "\n".join(lines[max(first - 4, 0) : first - 1])
+
+
+def judge(
+    mutant: dict[str, Any], candidates: list[Label], lines: str, before: str = ""
+) -> Label | None | str:
     """The label ``mutant`` matches. The strongest match wins (an anchor found in the mutated code
-    beats one found elsewhere on its line, which beats a label without anchor); "ambiguous" when a
-    site and a non-site match equally well."""
+    beats one found elsewhere on its line, which beats a label without anchor; at equal strength a
+    label whose ``after`` is found in the ``before`` lines wins); "ambiguous" when a site and a
+    non-site match equally well. A label whose ``after`` is not in ``before`` does not match."""
     original, replacement = mutant.get("original") or "", mutant.get("replacement") or ""
     scored = [
-        (c.strength(original, replacement, lines), c) for c in candidates if c.operator == mutant["operator"]
+        ((c.strength(original, replacement, lines), 1 if c.after else 0), c)
+        for c in candidates
+        if c.operator == mutant["operator"] and (not c.after or c.after in before)
     ]
-    scored = [(score, c) for score, c in scored if score >= 0]
+    scored = [(score, c) for score, c in scored if score[0] >= 0]
     if not scored:
         return None
     best_score = max(score for score, _ in scored)
@@ -373,7 +393,9 @@ def score(mutagent: str, packages: list[Package], labels: list[Label], with_map:
                 emitted[operator] += 1
                 function = mutant["scope"] or "<module>"
                 candidates = [c for c in candidates_of_file if c.function == function]
-                verdict = judge(mutant, candidates, _mutant_lines(lines, mutant))
+                verdict = judge(
+                    mutant, candidates, _mutant_lines(lines, mutant), _lines_before(lines, mutant)
+                )
                 row = _mutant_row(package, mutant)
                 if isinstance(verdict, Label) and verdict.kind == "site":
                     true[operator] += 1
