@@ -971,6 +971,10 @@ def leaf_name(expr: cst.BaseExpression) -> str | None:
     return final_name(expr)
 
 
+#: Verbs of a helper that turns the raw arguments into their parsed form (the same arguments).
+_PARSE_VERBS = frozenset({"parse", "loads", "decode", "deserialize"})
+
+
 def mentions_arguments(
     ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0, flow: bool = True
 ) -> bool:
@@ -984,9 +988,9 @@ def mentions_arguments(
         return mentions_arguments(ctx, expr.expression, depth + 1, flow)
     if isinstance(expr, cst.BooleanOperation):
         return mentions_arguments(ctx, expr.left, depth + 1, flow)
-    if isinstance(expr, cst.IfExp):
-        return mentions_arguments(ctx, expr.body, depth + 1, flow) or mentions_arguments(
-            ctx, expr.orelse, depth + 1, flow
+    if isinstance(expr, cst.IfExp):  # a choice between two values, no step of data flow
+        return mentions_arguments(ctx, expr.body, depth, flow) or mentions_arguments(
+            ctx, expr.orelse, depth, flow
         )
     if isinstance(expr, cst.Call):
         name = final_name(expr)
@@ -994,6 +998,9 @@ def mentions_arguments(
             return mentions_arguments(ctx, expr.func.value, depth + 1, flow)
         if name in ("loads", "dict", "deepcopy") and expr.args:
             return mentions_arguments(ctx, expr.args[0].value, depth + 1, flow)
+        if set(words(name or "")) & _PARSE_VERBS:
+            # ``_parse_tool_json_input(input_json=raw_args)``: parsing the arguments returns them
+            return any(mentions_arguments(ctx, a.value, depth + 1, flow) for a in expr.args if not a.star)
         return False
     if isinstance(expr, (cst.Subscript, cst.Attribute)):
         return _names_arguments(ctx, expr, leaf_name(expr)) or mentions_arguments(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.callgraph import callee
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
@@ -253,6 +254,103 @@ class DropDisconnectHandling(Operator):
         ),
         Example(
             before=(
+                "import httpx\n"
+                "from openai import APIConnectionError\n"
+                "from ._compat import request_exceptions\n"
+                "\n"
+                "def send(client, request):\n"
+                "    try:\n"
+                "        return client.send(request)\n"
+                "    except request_exceptions() as err:\n"
+                "        raise APIConnectionError(request=request) from err\n"
+            ),
+            after=(
+                "import httpx\n"
+                "from openai import APIConnectionError\n"
+                "from ._compat import request_exceptions\n"
+                "\n"
+                "def send(client, request):\n"
+                "    try:\n"
+                "        return client.send(request)\n"
+                "    except () as err:\n"
+                "        raise APIConnectionError(request=request) from err\n"
+            ),
+            note="types from an imported helper; the handler re-raises them as a connection error",
+        ),
+        Example(
+            before=(
+                "from openai import APIConnectionError, APITimeoutError\n"
+                "from ._compat import request_exceptions, timeout_exceptions\n"
+                "\n"
+                "def send(client, request):\n"
+                "    try:\n"
+                "        return client.send(request)\n"
+                "    except timeout_exceptions() as err:\n"
+                "        raise APITimeoutError(request=request) from err\n"
+                "    except request_exceptions() as err:\n"
+                "        raise APIConnectionError(request=request) from err\n"
+            ),
+            after=(
+                "from openai import APIConnectionError, APITimeoutError\n"
+                "from ._compat import request_exceptions, timeout_exceptions\n"
+                "\n"
+                "def send(client, request):\n"
+                "    try:\n"
+                "        return client.send(request)\n"
+                "    except timeout_exceptions() as err:\n"
+                "        raise APITimeoutError(request=request) from err\n"
+                "    except () as err:\n"
+                "        raise APIConnectionError(request=request) from err\n"
+            ),
+            note="only the last of two helper handlers: a timeout may still be caught by the later one",
+        ),
+        Example(
+            before=(
+                "import httpx\n"
+                "\n"
+                "def transport_errors():\n"
+                "    return (httpx.ReadError, httpx.RemoteProtocolError)\n"
+                "\n"
+                "def turn(client, body):\n"
+                "    try:\n"
+                "        return client.post('/v1/messages', json=body)\n"
+                "    except transport_errors():\n"
+                "        return None\n"
+            ),
+            after=(
+                "import httpx\n"
+                "\n"
+                "def transport_errors():\n"
+                "    return (httpx.ReadError, httpx.RemoteProtocolError)\n"
+                "\n"
+                "def turn(client, body):\n"
+                "    try:\n"
+                "        return client.post('/v1/messages', json=body)\n"
+                "    except ():\n"
+                "        return None\n"
+            ),
+            note="types from a helper of this file that returns a tuple of transport errors",
+        ),
+        Example(
+            before=(
+                "from ._compat import decode_errors, request_exceptions\n"
+                "\n"
+                "def parse(text):\n"
+                "    try:\n"
+                "        return load(text)\n"
+                "    except decode_errors() as err:\n"
+                "        raise ValueError('bad payload') from err\n"
+                "\n"
+                "def fetch(client, request):\n"
+                "    try:\n"
+                "        return client.send(request)\n"
+                "    except request_exceptions():\n"
+                "        return None\n"
+            ),
+            note="a helper's types with no evidence they are transport errors (a name is not evidence)",
+        ),
+        Example(
+            before=(
                 "class ConnectionError(Exception):\n"
                 "    pass\n"
                 "\n"
@@ -279,6 +377,51 @@ class DropDisconnectHandling(Operator):
             elif isinstance(caught, cst.Name):
                 for value in _module_tuples_named(ctx, caught.value):
                     yield from _tuple_mutations(ctx, value, None)
+            elif isinstance(caught, cst.Call) and not caught.args:
+                evidence = _helper_catches_transport_errors(ctx, caught, handler)
+                if evidence is not None:
+                    yield Mutation(
+                        caught, NOTHING, f"except no longer catches {ctx.code(caught)} ({evidence})"
+                    )
+
+
+def _may_catch_transport_errors(
+    ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler
+) -> bool:
+    caught = handler.type
+    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    if any(transport_error_name(ctx, e) is not None for e in elements):
+        return True
+    return isinstance(caught, cst.Call) and _helper_catches_transport_errors(ctx, caught, handler) is not None
+
+
+def _helper_catches_transport_errors(
+    ctx: SourceContext, call: cst.Call, handler: cst.ExceptHandler | cst.ExceptStarHandler
+) -> str | None:
+    """``except request_exceptions() as err:``: the caught types come from a helper. Evidence that
+    they are transport errors, or None: the helper is a def of this file that returns a tuple of
+    transport errors, or the handler turns what it caught into a transport error
+    (``raise APIConnectionError(...) from err``), which says what it catches."""
+    siblings = list(ctx.parent(handler).handlers)  # type: ignore[union-attr]
+    for later in siblings[siblings.index(handler) + 1 :]:
+        if later.type is not None and _may_catch_transport_errors(ctx, later):
+            return None  # types unknown here: a later handler may still catch them (a base class)
+    helper = callee(ctx, call)
+    if helper is not None:
+        for returned in ctx.descendants(helper.body, m.Return(value=m.Tuple())):
+            names = [transport_error_name(ctx, e.value) for e in returned.value.elements]
+            found = [n.rsplit(".", 1)[-1] for n in names if n is not None]
+            if found:
+                return "it returns " + ", ".join(found)
+        return None
+    if handler.name is None or not isinstance(handler.name.name, cst.Name):
+        return None
+    caught_as = handler.name.name.value
+    for raised in ctx.descendants(handler.body, m.Raise(exc=m.Call(), cause=m.From(item=m.Name(caught_as)))):
+        name = transport_error_name(ctx, raised.exc.func)
+        if name is not None:
+            return f"what it catches is re-raised as {name.rsplit('.', 1)[-1]}"
+    return None
 
 
 def _transport_error(

@@ -184,6 +184,54 @@ class DropIdleTimeout(Operator):
         ),
         Example(
             before=(
+                "import asyncio\n"
+                "\n"
+                "async def _bounded(awaitable, timeout):\n"
+                "    task = asyncio.ensure_future(awaitable)\n"
+                "    done, _ = await asyncio.wait({task}, timeout=timeout)\n"
+                "    if task in done:\n"
+                "        return await task\n"
+                "    task.cancel()\n"
+                "    raise TimeoutError(timeout)\n"
+                "\n"
+                "async def events(stream, idle):\n"
+                "    while True:\n"
+                "        yield await _bounded(stream.__anext__(), idle)\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "\n"
+                "async def _bounded(awaitable, timeout):\n"
+                "    task = asyncio.ensure_future(awaitable)\n"
+                "    done, _ = await asyncio.wait({task}, timeout=None)\n"
+                "    if task in done:\n"
+                "        return await task\n"
+                "    task.cancel()\n"
+                "    raise TimeoutError(timeout)\n"
+                "\n"
+                "async def events(stream, idle):\n"
+                "    while True:\n"
+                "        yield await _bounded(stream.__anext__(), idle)\n"
+            ),
+            note="asyncio.wait on a task whose awaitable a caller fills with the next stream event",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "\n"
+                "async def _bounded(awaitable, timeout):\n"
+                "    task = asyncio.ensure_future(awaitable)\n"
+                "    done, _ = await asyncio.wait({task}, timeout=timeout)\n"
+                "    return done\n"
+                "\n"
+                "async def run_tools(calls):\n"
+                "    await _bounded(asyncio.gather(*(c.execute() for c in calls)), 30)\n"
+                "    await asyncio.wait({asyncio.create_task(flush_logs())}, timeout=5)\n"
+            ),
+            note="asyncio.wait on tool runs and a log flush: no stream read is waited on",
+        ),
+        Example(
+            before=(
                 "import time\n"
                 "\n"
                 "def check_budget(started, budget):\n"
@@ -199,6 +247,7 @@ class DropIdleTimeout(Operator):
             yield from _config_mutations(ctx, call)
             yield from _timeout_keyword(ctx, call)
             yield from _async_limit(ctx, call)
+            yield from _wait_limit(ctx, call)
         for node in ctx.findall(m.If()):
             yield from _watchdog(ctx, node)
 
@@ -268,6 +317,71 @@ def _async_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     if any(reads_stream(ctx, node) for node in guarded) and model_context(ctx, call):
         limit = INFINITY if name.startswith("trio.") else NONE
         yield Mutation(arg.value, limit, f"{name} limit around a stream read removed")
+
+
+_SCHEDULERS = frozenset({"asyncio.ensure_future", "asyncio.create_task"})
+
+
+def _wait_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
+    """``done, pending = await asyncio.wait({task}, timeout=t)`` where ``task`` is (by data flow
+    in the file) a stream read: the wait is that read's watchdog, and without the limit a stalled
+    stream is waited on for ever."""
+    if "asyncio.wait" not in ctx.qualified_names(call):
+        return
+    arg = keyword(call, "timeout")
+    positional = [a for a in call.args if a.keyword is None]
+    if arg is None or is_literal(arg.value, "None") or not positional:
+        return
+    waited = positional[0].value
+    elements = (
+        [e.value for e in waited.elements] if isinstance(waited, (cst.Set, cst.List, cst.Tuple)) else [waited]
+    )
+    for element in elements:
+        read = _stream_read_awaited(ctx, element)
+        if read is not None:
+            yield Mutation(
+                arg.value,
+                NONE,
+                f"asyncio.wait limit removed: the stream read `{read}` is awaited with no limit",
+            )
+            return
+
+
+def _stream_read_awaited(ctx: SourceContext, expr: cst.BaseExpression) -> str | None:
+    """The stream read a waited task runs: ``task = asyncio.ensure_future(stream.__anext__())``,
+    or a parameter of this function that a caller in the file fills with a stream read."""
+    values = [*bound_values(ctx, expr)] if isinstance(expr, cst.Name) else [expr]
+    for value in values:
+        if isinstance(value, cst.Call) and ctx.qualified_names(value) & _SCHEDULERS and value.args:
+            value = value.args[0].value
+        if isinstance(value, cst.Call) and reads_stream(ctx, value):
+            return ctx.code(value)
+        if isinstance(value, cst.Name):
+            for argument in _arguments_for(ctx, value):
+                if isinstance(argument, cst.Call) and reads_stream(ctx, argument):
+                    return ctx.code(argument)
+    return None
+
+
+def _arguments_for(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """What callers in this file pass for ``name`` when it is a parameter of its module-level
+    function (positionally or by keyword)."""
+    func = ctx.enclosing_function(name)
+    if func is None or ctx.parent(func) is not ctx.module:
+        return []
+    ordered = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    keyword_only = {p.name.value for p in func.params.kwonly_params}
+    if name.value not in ordered and name.value not in keyword_only:
+        return []
+    found: list[cst.BaseExpression] = []
+    for call in ctx.findall(m.Call(func=m.Name(func.name.value))):
+        for position, passed in enumerate(call.args):
+            if passed.keyword is not None:
+                if passed.keyword.value == name.value:
+                    found.append(passed.value)
+            elif not passed.star and position < len(ordered) and ordered[position] == name.value:
+                found.append(passed.value)
+    return found
 
 
 def _with_body(ctx: SourceContext, call: cst.Call) -> list[cst.CSTNode]:

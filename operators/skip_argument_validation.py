@@ -353,6 +353,27 @@ def _is_pydantic_model(ctx: SourceContext, name: str, seen: frozenset[str] = fro
     return False
 
 
+_VALIDATION_ERRORS = frozenset({"pydantic.ValidationError", "pydantic_core.ValidationError"})
+
+
+def _catches_pydantic_validation(ctx: SourceContext, call: cst.Call) -> bool:
+    """``call`` is in the body of a ``try`` one of whose handlers catches pydantic's ValidationError."""
+    previous: cst.CSTNode = call
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.Try) and previous is ancestor.body:
+            for handler in ancestor.handlers:
+                caught = handler.type
+                if caught is None:
+                    continue
+                types = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+                if any(ctx.qualified_names(t) & _VALIDATION_ERRORS for t in types):
+                    return True
+        previous = ancestor
+    return False
+
+
 def _imports_json(ctx: SourceContext) -> bool:
     return bool(
         ctx.findall(
@@ -403,6 +424,52 @@ class SkipArgumentValidation(Operator):
         "the tool never ran and the next request carries an error result for each."
     )
     examples = (
+        Example(
+            before=(
+                "from pydantic import ValidationError\n\n"
+                "def prepare(schema, raw_input):\n"
+                "    data = _parse_tool_json_input(raw_input)\n"
+                "    try:\n"
+                "        parsed = schema.params_model(**data)\n"
+                "    except ValidationError as err:\n"
+                "        raise ModelBehaviorError(str(err)) from err\n"
+                "    return parsed\n\n"
+                "def invoke(tool, call):\n"
+                "    return tool.run(prepare(tool.schema, call.arguments))\n"
+            ),
+            after=(
+                "from pydantic import ValidationError\n\n"
+                "def prepare(schema, raw_input):\n"
+                "    data = _parse_tool_json_input(raw_input)\n"
+                "    try:\n"
+                "        parsed = schema.params_model.model_construct(**data)\n"
+                "    except ValidationError as err:\n"
+                "        raise ModelBehaviorError(str(err)) from err\n"
+                "    return parsed\n\n"
+                "def invoke(tool, call):\n"
+                "    return tool.run(prepare(tool.schema, call.arguments))\n"
+            ),
+            note="a params model reached through an attribute, fed by a parse helper, "
+            "in a try that catches pydantic's ValidationError",
+        ),
+        Example(
+            before=(
+                "import jsonschema\n"
+                "from pydantic import ValidationError\n\n"
+                "def prepare(schema, call, settings):\n"
+                "    data = _parse_tool_json_input(call.arguments)\n"
+                "    try:\n"
+                "        options = schema.settings_model(**settings)\n"
+                "    except ValidationError:\n"
+                "        options = None\n"
+                "    try:\n"
+                "        return schema.params_model(**data)\n"
+                "    except jsonschema.ValidationError:\n"
+                "        return None\n"
+            ),
+            note="a settings model fed no arguments; a model call whose try catches another library's "
+            "ValidationError (no evidence it validates with pydantic)",
+        ),
         Example(
             before=(
                 "import jsonschema\n\n"
@@ -872,10 +939,19 @@ class SkipArgumentValidation(Operator):
 
     @staticmethod
     def _constructed(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | None:
-        """``Model(**args)`` for a pydantic model of this file -> ``Model.model_construct(**args)``."""
+        """``Model(**args)`` for a pydantic model of this file -> ``Model.model_construct(**args)``;
+        also ``schema.params_model(**args)`` (a model reached through an attribute) when the call
+        sits in a ``try`` that catches pydantic's ValidationError: what it raises says it validates."""
         stars = [a for a in call.args if a.star == "**"]
-        if not (isinstance(call.func, cst.Name) and len(call.args) == len(stars) == 1):
+        if not (len(call.args) == len(stars) == 1 and from_arguments(ctx, stars[0].value)):
             return None
-        if not (from_arguments(ctx, stars[0].value) and _is_pydantic_model(ctx, call.func.value)):
+        if isinstance(call.func, cst.Name):
+            if not _is_pydantic_model(ctx, call.func.value):
+                return None
+        elif not (
+            isinstance(call.func, cst.Attribute)
+            and "model" in words(call.func.attr.value)
+            and _catches_pydantic_validation(ctx, call)
+        ):
             return None
         return cst.Call(func=cst.Attribute(call.func, cst.Name("model_construct")), args=call.args)

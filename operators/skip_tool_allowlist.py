@@ -109,6 +109,12 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
                 return None
             denied = bool(node_words(ctx, right) & _DENY_HEADS)
             return isinstance(target.operator, cst.In) != denied
+        if isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+            # ``call.function.name != "bash"``: the one tool offered, compared by name
+            named, other = (left, right) if names_tool(left) else (right, left)
+            if names_tool(named) and isinstance(other, cst.SimpleString) and in_tool_context(ctx, operand):
+                return isinstance(target.operator, cst.Equal)
+            return None
         if isinstance(target.operator, (cst.Is, cst.IsNot)) and m.matches(right, m.Name("None")):
             found = _passing_value(ctx, left)
             return None if found is None else isinstance(target.operator, cst.IsNot)
@@ -394,6 +400,46 @@ class SkipToolAllowlist(Operator):
             ),
             note="an allow-list (`self.allow`) besides the registry: only the allow-list check is mutated, "
             "the registry lookup is not (skipping it changes nothing when the list is a subset)",
+        ),
+        Example(
+            before=(
+                "import json\n\n"
+                "def parse_actions(tool_calls):\n"
+                "    actions = []\n"
+                "    for tool_call in tool_calls:\n"
+                "        error = ''\n"
+                "        if tool_call.function.name != 'bash':\n"
+                "            error += f'Unknown tool {tool_call.function.name}.'\n"
+                "        if error:\n"
+                "            raise FormatError(error)\n"
+                "        actions.append(json.loads(tool_call.function.arguments)['command'])\n"
+                "    return actions\n"
+            ),
+            after=(
+                "import json\n\n"
+                "def parse_actions(tool_calls):\n"
+                "    actions = []\n"
+                "    for tool_call in tool_calls:\n"
+                "        error = ''\n"
+                "        if False:\n"
+                "            error += f'Unknown tool {tool_call.function.name}.'\n"
+                "        if error:\n"
+                "            raise FormatError(error)\n"
+                "        actions.append(json.loads(tool_call.function.arguments)['command'])\n"
+                "    return actions\n"
+            ),
+            note="the one offered tool compared by name; the refusal is collected and raised later",
+        ),
+        Example(
+            before=(
+                "def route(tool_call, handlers, messages):\n"
+                "    if tool_call.name == 'finish':\n"
+                "        return tool_call.arguments\n"
+                "    if messages[-1].role != 'assistant':\n"
+                "        messages.append({'role': 'assistant', 'content': ''})\n"
+                "    return handlers[tool_call.name](tool_call.arguments)\n"
+            ),
+            note="a tool name compared to route a call (no refusal) and a role compared to a string",
         ),
         Example(
             before=(
