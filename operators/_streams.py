@@ -13,74 +13,55 @@ Nothing in here yields mutations; the operator modules decide what to change.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives there
+    ABSENT_SENTINEL_WORDS as _ABSENT_SENTINEL_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    ASYNC_LIMITS,
+    HTTP_CLIENT_CLASSES,
+    HTTP_PACKAGES,
+    HTTP_VERBS,
+    MODEL_ENDPOINT_HINTS,
+    MODEL_METHODS,
+    MODEL_RESOURCES,
+    SDK_PACKAGES,
+    SSE_READS,
+    STOP_EVENT_CLASSES,
+    STOP_MARKERS,
+    STOP_REASON_VALUES,
+    STREAM_EVENT_MARKERS,
+    STREAM_EVENT_WORDS,
+    STREAM_READS,
+    TRANSPORT_ERRORS,
+    TRANSPORT_SENDS,
+    UNAMBIGUOUS_TRANSPORT_ERRORS,
+    tokens,
+    word_list,
+)
+from mutagent.anatomy.vocabulary import (
+    BARE_REASON_NAMES as _BARE_REASON_NAMES,
+)
+from mutagent.anatomy.vocabulary import (
+    END_SENTINEL_WORDS as _END_SENTINEL_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    REASON_SUBJECTS as _REASON_SUBJECTS,
+)
+from mutagent.anatomy.vocabulary import (
+    STREAM_ERROR_WORDS as _ERROR_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    cached_analysis as _cached,
+)
 from mutagent.mutation.context import SourceContext
 
 # -- transport / connection / timeout exceptions ---------------------------------------------
-
-#: Exception classes that mean "the connection failed, dropped or stalled", per defining module.
-#: A qualified name matches when it starts with one of these modules (``aiohttp`` also covers
-#: ``aiohttp.client_exceptions``) and ends with one of its names. Family roots that also cover
-#: HTTP status errors (``httpx.HTTPError``, ``aiohttp.ClientError``, ``requests.RequestException``,
-#: ``anthropic.APIError``) are deliberately absent: dropping them is not a disconnect bug.
-TRANSPORT_ERRORS: dict[str, frozenset[str]] = {
-    **dict.fromkeys(
-        ("httpx", "httpx2", "httpcore"),
-        frozenset(
-            (
-                "TransportError RequestError NetworkError TimeoutException ConnectTimeout ReadTimeout "
-                "WriteTimeout PoolTimeout ConnectError ReadError WriteError CloseError ProtocolError "
-                "RemoteProtocolError LocalProtocolError ProxyError SSEError"
-            ).split()
-        ),
-    ),
-    "aiohttp": frozenset(
-        (
-            "ClientConnectionError ClientConnectorError ClientConnectorDNSError ClientOSError "
-            "ClientConnectionResetError ServerConnectionError ServerDisconnectedError ServerTimeoutError "
-            "ConnectionTimeoutError SocketTimeoutError ClientPayloadError ClientConnectorSSLError "
-            "ClientSSLError TransferEncodingError ContentLengthError"
-        ).split()
-    ),
-    "requests": frozenset(
-        (
-            "ConnectionError ConnectTimeout ReadTimeout Timeout ChunkedEncodingError ProxyError SSLError"
-        ).split()
-    ),
-    "urllib3": frozenset(
-        (
-            "ProtocolError ReadTimeoutError ConnectTimeoutError TimeoutError NewConnectionError "
-            "IncompleteRead InvalidChunkLength SSLError ProxyError"
-        ).split()
-    ),
-    "http.client": frozenset({"IncompleteRead", "RemoteDisconnected", "BadStatusLine"}),
-    "socket": frozenset({"timeout", "error", "gaierror"}),
-    "ssl": frozenset({"SSLError", "SSLEOFError", "SSLZeroReturnError"}),
-    "asyncio": frozenset({"TimeoutError", "IncompleteReadError"}),
-    "websockets": frozenset({"ConnectionClosed", "ConnectionClosedError"}),
-    "builtins": frozenset(
-        (
-            "ConnectionError ConnectionResetError ConnectionAbortedError ConnectionRefusedError "
-            "BrokenPipeError TimeoutError"
-        ).split()
-    ),
-}
-
-#: Names that mean a transport failure whatever package defines them: every Stainless-generated
-#: SDK (anthropic, openai, groq, cerebras, together...) has these two.
-UNAMBIGUOUS_TRANSPORT_ERRORS = frozenset(
-    (
-        "APIConnectionError APITimeoutError RemoteProtocolError ServerDisconnectedError ClientPayloadError "
-        "ChunkedEncodingError WebSocketConnectionClosedError"
-    ).split()
-)
 
 
 def transport_error_name(ctx: SourceContext, expr: cst.BaseExpression) -> str | None:
@@ -95,33 +76,7 @@ def transport_error_name(ctx: SourceContext, expr: cst.BaseExpression) -> str | 
     return None
 
 
-#: Exceptions a ``json.loads`` (or pydantic ``model_validate_json``) failure is caught as.
-DECODE_ERROR_CATCHERS = frozenset(
-    (
-        "json.JSONDecodeError json.decoder.JSONDecodeError orjson.JSONDecodeError simplejson.JSONDecodeError "
-        "simplejson.errors.JSONDecodeError ujson.JSONDecodeError pydantic.ValidationError "
-        "pydantic_core.ValidationError builtins.ValueError builtins.Exception builtins.BaseException"
-    ).split()
-)
-
-JSON_PARSERS = frozenset({"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads"})
-PYDANTIC_JSON_PARSERS = frozenset({"model_validate_json", "parse_raw", "validate_json"})
-
 # -- words ------------------------------------------------------------------------------------
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def word_list(name: str | None) -> list[str]:
-    """``"_sawMessage_stop"`` -> ``["saw", "message", "stop"]``: words of an identifier or key."""
-    if not name:
-        return []
-    return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if part]
-
-
-def tokens(name: str | None) -> set[str]:
-    """The words of an identifier or key, as a set."""
-    return set(word_list(name))
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -293,9 +248,6 @@ def presence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-_ERROR_WORDS = frozenset("error errors fail failed failure abort reject raise exception".split())
-
-
 def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
     """The statements of a block, small statements of a one-line suite included."""
     if isinstance(block, cst.SimpleStatementSuite):
@@ -456,33 +408,7 @@ def _binding_index(ctx: SourceContext) -> dict[tuple[str, int], list[cst.BaseExp
     return index
 
 
-_CACHE: WeakKeyDictionary[SourceContext, dict[str, object]] = WeakKeyDictionary()
-
-
-def _cached(ctx: SourceContext, key: str, compute: Callable[[], object]):  # noqa: ANN202 - any value
-    """Per-file memo so several operators share one analysis of the same file."""
-    slot = _CACHE.setdefault(ctx, {})
-    if key not in slot:
-        slot[key] = compute()
-    return slot[key]
-
-
 # -- SDK and HTTP clients ---------------------------------------------------------------------
-
-#: Packages whose client constructors take ``max_retries`` and ``timeout`` (Stainless SDKs and
-#: the LangChain wrappers that pass them through).
-SDK_PACKAGES = frozenset(
-    (
-        "anthropic openai groq cerebras together fireworks mistralai langchain_anthropic langchain_openai"
-    ).split()
-)
-HTTP_PACKAGES = frozenset({"httpx", "httpx2", "requests", "aiohttp"})
-HTTP_CLIENT_CLASSES = frozenset({"Client", "AsyncClient", "Session", "ClientSession"})
-HTTP_VERBS = frozenset("get post put patch delete request stream send head options".split())
-#: The resource path of a model call: ``client.messages.create``, ``client.chat.completions.create``,
-#: ``client.responses.stream``.
-MODEL_RESOURCES = frozenset({"messages", "completions", "responses"})
-MODEL_METHODS = frozenset({"create", "stream", "parse", "acreate"})
 
 
 def qualified_leaf(ctx: SourceContext, node: cst.CSTNode) -> tuple[str, str] | None:
@@ -552,10 +478,6 @@ def is_http_call(ctx: SourceContext, call: cst.CSTNode) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS and is_client(ctx, func.value)
 
 
-#: The httpx transport interface: what it returns is a response whose body is a stream.
-TRANSPORT_SENDS = frozenset({"handle_request", "handle_async_request"})
-
-
 def streaming_producer(ctx: SourceContext, expr: cst.CSTNode) -> bool:
     """Whether ``expr`` opens a streamed response that holds a connection until released:
     a model or HTTP call with ``stream=True``, ``.messages.stream(...)``, ``client.stream(...)``,
@@ -600,33 +522,6 @@ def is_stream_value(ctx: SourceContext, expr: cst.CSTNode) -> bool:
 
 # -- stream markers ---------------------------------------------------------------------------
 
-#: Events/lines that end a turn, per provider: Anthropic ``message_stop``, OpenAI chat ``[DONE]``,
-#: OpenAI Responses ``response.completed`` (Realtime ``response.done``), Bedrock ``messageStop``,
-#: Cohere ``message-end``/``stream-end``.
-STOP_MARKERS = frozenset(
-    ("message_stop [DONE] response.completed response.done messageStop message-end stream-end").split()
-)
-#: Event classes of those markers (``anthropic.types.RawMessageStopEvent``...), matched by suffix.
-STOP_EVENT_CLASSES = ("MessageStopEvent", "ResponseCompletedEvent")
-
-#: Events that belong to a streamed response; a function mentioning them handles stream events.
-STREAM_EVENT_MARKERS = frozenset(
-    (
-        "message_start content_block_start content_block_delta content_block_stop message_delta message_stop "
-        "text_delta input_json_delta contentBlockStart contentBlockDelta contentBlockStop messageStart "
-        "messageStop [DONE]"
-    ).split()
-)
-STREAM_EVENT_WORDS = frozenset("event events evt ev chunk chunks delta deltas sse".split())
-
-#: Stop reasons meaning the output limit cut the answer.
-LENGTH_MARKERS = frozenset(
-    {"max_tokens", "length", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded"}
-)
-LENGTH_ENUM_MEMBERS = frozenset({"MAX_TOKENS", "LENGTH", "MAX_OUTPUT_TOKENS"})
-#: Stop reasons of a normal end, used to recognise reason-mapping dicts.
-NORMAL_END_MARKERS = frozenset({"end_turn", "stop", "stop_sequence", "completed", "STOP"})
-
 
 def stop_marker(value: str | None) -> bool:
     """``"message_stop"``, ``"[DONE]"``, ``"data: [DONE]"``, ``"event: message_stop"``..."""
@@ -647,16 +542,6 @@ def _marker_in(node: cst.CSTNode, ctx: SourceContext | None = None) -> bool:
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         return any(_marker_in(element.value, ctx) for element in node.elements)
     return ctx is not None and end_constant(ctx, node)
-
-
-#: Words of a sentinel's name that say "the stream is over": ``SENTINEL``, ``_END``, ``EOF``,
-#: ``STREAM_DONE``. ``_MISSING``/``NOT_GIVEN``/``_UNSET`` are sentinels too, for absent values.
-_END_SENTINEL_WORDS = frozenset(
-    "sentinel end eof done stop stopped finished complete completed terminator terminate final last".split()
-)
-_ABSENT_SENTINEL_WORDS = frozenset(
-    "missing unset notset not given default empty none absent undefined".split()
-)
 
 
 def _constants(ctx: SourceContext) -> dict[str, list[cst.BaseExpression]]:
@@ -849,21 +734,6 @@ def _object_stop_flags(ctx: SourceContext) -> frozenset[str]:
     )
 
 
-#: Values a stop/finish reason takes across providers (Anthropic, OpenAI, Gemini, Ollama...).
-STOP_REASON_VALUES = frozenset(
-    (
-        "length max_tokens max_output_tokens model_context_window_exceeded stop end_turn stop_sequence "
-        "tool_calls tool_use function_call content_filter pause_turn refusal STOP MAX_TOKENS SAFETY"
-    ).split()
-)
-#: Words that, with ``reason``/``cause``, name a stop reason: ``finish_reason``, ``stopReason``,
-#: ``end_reason``, Ollama's ``done_reason``.
-_REASON_SUBJECTS = frozenset({"stop", "finish", "end", "done"})
-#: Bare names SDK-based loops keep the stop reason under (``reply.finish``); on their own they
-#: may as well be a flag (``self.stop``) or a method, so they need evidence (see below).
-_BARE_REASON_NAMES = frozenset({"finish", "stop"})
-
-
 def is_reason_field(expr: cst.CSTNode) -> bool:
     """``stop_reason``/``finish_reason``/``finishReason``/``end_reason``/``done_reason`` (or a
     ``..._cause``) however it is read. A bare ``finish``/``stop`` is not one by name alone: see
@@ -946,27 +816,6 @@ def _mentions_events(ctx: SourceContext, scope: cst.CSTNode) -> bool:
     return False
 
 
-#: Wrappers that bound an await, and the position/name of their limit argument.
-ASYNC_LIMITS: dict[str, tuple[int, str]] = {
-    "asyncio.wait_for": (1, "timeout"),
-    "asyncio.timeout": (0, "delay"),
-    "asyncio.timeout_at": (0, "when"),
-    "async_timeout.timeout": (0, "delay"),
-    "anyio.fail_after": (0, "delay"),
-    "anyio.move_on_after": (0, "delay"),
-    "trio.fail_after": (0, "seconds"),
-    "trio.move_on_after": (0, "seconds"),
-}
-#: Calls that wait for the next piece of a stream (or for the response itself).
-STREAM_READS = frozenset(
-    (
-        "anext __anext__ read readline readany readchunk readuntil readexactly recv receive get iter_any "
-        "iter_chunked iter_lines iter_bytes iter_text aiter_lines aiter_bytes aiter_text aiter_raw "
-        "wait_for_event next_event"
-    ).split()
-)
-
-
 def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
     """An ``async for``, a next-chunk read, a model call or an HTTP request inside ``node``."""
     if ctx.descendants(node, m.For(asynchronous=m.Asynchronous())):
@@ -975,26 +824,6 @@ def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
         if leaf_name(call.func) in STREAM_READS or is_model_call(call) or is_http_call(ctx, call):
             return True
     return False
-
-
-#: Strings that only code talking to a model API contains: endpoints and the SSE media type (not
-#: hosts: ``api.openai.com`` also serves tracing and files).
-MODEL_ENDPOINT_HINTS = (
-    "/v1/messages",
-    "chat/completions",
-    "/v1/completions",
-    "/v1/responses",
-    "generateContent",
-    "text/event-stream",
-    "/api/chat",
-    "/api/generate",
-    "bedrock-runtime",
-)
-#: Calls that read a streamed body line by line or chunk by chunk.
-SSE_READS = frozenset(
-    "iter_lines aiter_lines iter_bytes aiter_bytes iter_text aiter_text aiter_raw iter_any iter_chunked "
-    "readline readany readchunk iter_events aiter_events".split()
-)
 
 
 def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:

@@ -34,27 +34,100 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives there
+    ALLOW_WORDS,
+    ERROR_FLAG_KEYS,
+    PYDANTIC_VALIDATORS,
+    REGISTRY_WORDS,
+    REQUEST_SUBJECTS,
+    TOOL_CONTEXT_WORDS,
+    TOOL_NOUNS,
+    TOOLISH,
+    node_words,
+    ordered_words,
+)
+from mutagent.anatomy.vocabulary import (
+    ARG_LEAVES as _ARG_LEAVES,
+)
+from mutagent.anatomy.vocabulary import (
+    ARG_MODIFIERS as _ARG_MODIFIERS,
+)
+from mutagent.anatomy.vocabulary import (
+    ARGUMENT_READS as _READS,
+)
+from mutagent.anatomy.vocabulary import (
+    CALLER_NOUNS as _CALLER_NOUNS,
+)
+from mutagent.anatomy.vocabulary import (
+    COLLECTION_HEADS as _COLLECTION_HEADS,
+)
+from mutagent.anatomy.vocabulary import (
+    CONTENT_KEYS as _CONTENT_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    DIALECT_OF_ID as _DIALECT_OF_ID,
+)
+from mutagent.anatomy.vocabulary import (
+    ERROR_FLAGS as _ERROR_FLAGS,
+)
+from mutagent.anatomy.vocabulary import (
+    ERROR_STATUSES as _ERROR_STATUSES,
+)
+from mutagent.anatomy.vocabulary import (
+    ID_KEYS as _ID_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    INVOKE_VERBS as _INVOKE_VERBS,
+)
+from mutagent.anatomy.vocabulary import (
+    MAPPING_HEADS as _MAPPING_HEADS,
+)
+from mutagent.anatomy.vocabulary import (
+    NEGATED as _NEGATED,
+)
+from mutagent.anatomy.vocabulary import (
+    NOT_INVOKING as _NOT_INVOKING,
+)
+from mutagent.anatomy.vocabulary import (
+    PARSE_VERBS as _PARSE_VERBS,
+)
+from mutagent.anatomy.vocabulary import (
+    PAYLOAD_KEYS as _PAYLOAD_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    REFUSAL_WORDS as _REFUSAL_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    RESULT_NOUNS as _RESULT_NOUNS,
+)
+from mutagent.anatomy.vocabulary import (
+    SUCCESS_FLAGS as _SUCCESS_FLAGS,
+)
+from mutagent.anatomy.vocabulary import (
+    TOOL_CALL_WORDS as _TOOL_CALL_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    TOOL_CAMEL as _CAMEL,
+)
+from mutagent.anatomy.vocabulary import (
+    TOOL_NAME_WORDS as _TOOL_NAME_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    UNWRAP_CALLS as _UNWRAP_CALLS,
+)
+from mutagent.anatomy.vocabulary import (
+    VALIDATE_WORDS as _VALIDATE_WORDS,
+)
+from mutagent.anatomy.vocabulary import (
+    tool_words as words,
+)
 from mutagent.mutation.context import SourceContext
 
 # -- words ------------------------------------------------------------------------------------
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-@lru_cache(maxsize=8192)
-def words(text: str) -> frozenset[str]:
-    """Lower-case words of identifiers, keys and string contents in ``text``."""
-    return frozenset(part for part in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", text).lower()) if part)
-
-
-def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
-    """Words of a node's source text (memoised: rendering a node is not free)."""
-    return ctx.cached(("tools", "words", id(node)), lambda: words(ctx.code(node)))
 
 
 def final_name(node: cst.CSTNode) -> str | None:
@@ -129,57 +202,6 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 # -- vocabulary -------------------------------------------------------------------------------
-
-#: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
-TOOL_NOUNS = frozenset(
-    ("tool tools handler handlers fn func function functions callable impl implementation").split()
-)
-_INVOKE_VERBS = frozenset("invoke ainvoke dispatch execute run arun call acall apply".split())
-_CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
-_CONTEXT_NOUNS = _CALLER_NOUNS - {"spec"}  # ``spec`` alone (a CLI spec, a pytest spec...) says nothing
-#: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
-_NOT_INVOKING = frozenset(
-    (
-        "get find lookup load register make build create list describe resolve select format render log "
-        "result results error errors message messages output outputs response schema schemas definition "
-        "definitions calls name names spec specs param params choice extract parse"
-    ).split()
-)
-#: Collections that hold the tools the model may call.
-REGISTRY_WORDS = frozenset(
-    (
-        "tools tool registry handlers functions allowed allowlist whitelist available permitted enabled "
-        "registered known toolbox toolset toolkit catalog catalogue"
-    ).split()
-)
-TOOLISH = frozenset(
-    ("tool tools function functions fn func handler handlers registry toolbox toolset toolkit").split()
-)
-#: Things that say "this branch refuses": error results, refusal reasons.
-REFUSAL_WORDS = _REFUSAL_WORDS = frozenset(
-    (
-        "error errors err unknown invalid denied deny refuse refused refusal reject rejected forbidden "
-        "unauthorized unauthorised disallowed permission missing cancelled canceled declined abort aborted "
-        "fail failed failure required unexpected violation mismatch wrong unsupported illegal must cannot"
-    ).split()
-)
-_NEGATED = re.compile(
-    r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b"
-    # ownership refusals: "not in this tenant", "belongs to another account", "off limits"
-    r"|\bnot\s+in\s+(this|your|the\s+same|the\s+caller'?s)\s+(tenant|workspace|account|org|organi[sz]ation|project)\b"
-    r"|\b(another|a\s+different|other)\s+(tenant|user|account|customer|org|organi[sz]ation|workspace)'?s?\b"
-    r"|\boff[\s-]limits\b"
-    r"|\b(does\s+not|doesn'?t|do\s+not|don'?t)\s+(belong|own)\b",
-    re.I,
-)
-#: Keys of a returned result that say it is an error: ``{"is_error": True}``, ``{"ok": False}``,
-#: ``{"status": "error"}``, ``ToolResult(is_error=True)``.
-_ERROR_FLAGS = frozenset("is_error iserror error".split())
-_SUCCESS_FLAGS = frozenset("ok success succeeded allowed permitted approved".split())
-_ERROR_STATUSES = frozenset("error denied refused forbidden failed rejected".split())
-#: Function/class/parameter words that put a function in charge of tool calls.
-#: (``dispatch``/``execute``/``invoke`` alone name event dispatchers and database cursors too.)
-TOOL_CONTEXT_WORDS = _CONTEXT_NOUNS | {"call", "calls"}
 
 
 # -- constructs with named fields -------------------------------------------------------------
@@ -332,8 +354,6 @@ def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
 
 # -- tool results -----------------------------------------------------------------------------
 
-ERROR_FLAG_KEYS = ("is_error", "isError")
-
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -374,21 +394,6 @@ class ToolResult:
             "function": 'role "function" message',
             "mcp": "CallToolResult",
         }[self.dialect]
-
-
-_ID_KEYS = ("tool_use_id", "tool_call_id", "call_id")
-_CONTENT_KEYS = ("content", "output", "result")
-_DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id": "responses"}
-
-
-#: Other names a result object gives what the tool produced: ``StepResult(call_id=...,
-#: observation=...)``, ``{"tool_call_id": ..., "text": ...}``.
-_PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value", "outputs", "results")
-
-
-_RESULT_NOUNS = frozenset(
-    "result results output outputs return observation response reply message outcome step".split()
-)
 
 
 def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str | None:
@@ -772,34 +777,6 @@ def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
 
 # -- tool names and tool collections ----------------------------------------------------------
 
-_TOOL_NAME_WORDS = frozenset("name tool function fn func toolname called requested".split())
-#: The head noun (last word) of a collection of tools: ``ALLOWED_TOOLS``, ``self._handlers``,
-#: ``TOOL_REGISTRY``, ``available_functions``, ``allowlist``; deny-lists too (``BLOCKED_TOOLS``).
-_COLLECTION_HEADS = frozenset(
-    (
-        "tools registry handlers functions allowlist whitelist toolbox toolset toolkit catalog catalogue "
-        "allowed permitted enabled available registered denylist blacklist blocklist disabled blocked "
-        "forbidden allow permit allowlisted whitelisted"
-    ).split()
-)
-#: Words that make a collection an allow-list (or deny-list) rather than the registry the tools
-#: are looked up in: ``self.allow``, ``ALLOWED_TOOLS``, ``permitted``, ``enabled_tools``,
-#: ``tool_whitelist``, ``BLOCKED_TOOLS``. ``self.tools``/``registry``/``handlers`` hold every tool
-#: the loop can run, which may be more than the model may call.
-ALLOW_WORDS = frozenset(
-    (
-        "allow allows allowed allowlist allowlisted permit permits permitted whitelist whitelisted enabled "
-        "denylist blacklist blocklist disabled blocked forbidden denied banned"
-    ).split()
-)
-#: ... or a mapping named for tools: ``tool_map``, ``TOOLS_BY_NAME``, ``function_table``.
-_MAPPING_HEADS = frozenset("map mapping dict table index lookup name names by set list".split())
-_UNWRAP_CALLS = frozenset("keys values items copy set list frozenset sorted tuple".split())
-
-
-def ordered_words(name: str) -> list[str]:
-    return [part for part in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if part]
-
 
 def names_tool(expr: cst.BaseExpression) -> bool:
     """The requested tool's name (or the tool): ``name``, ``block.name``, ``tc.function.name``,
@@ -851,34 +828,6 @@ def _collection_words(expr: cst.BaseExpression) -> list[str] | None:
 
 # -- tool arguments and their validation -----------------------------------------------------
 
-#: Names of a tool call's arguments: ``args``, ``arguments``, ``call.input``, ``tool_input``,
-#: ``fn_kwargs``, ``parsed_args``, ``arguments_pre_parsed`` -- arguments words plus at most these.
-_ARG_LEAVES = frozenset("args arguments argument arg kwargs params input".split())
-_ARG_MODIFIERS = frozenset(
-    (
-        "tool call function fn func raw parsed validated json pre kw the llm model str dict obj named action "
-        "step clean cleaned new all"
-    ).split()
-)
-_READS = frozenset("get pop items values keys copy setdefault".split())
-_VALIDATE_WORDS = frozenset(
-    ("validate validates validation validator valid violation violations conforms verify check").split()
-)
-#: What a validator named for it checks is the request or the run's configuration, not a tool
-#: call's arguments: ``validate_output_config_conflict``, ``validate_session_conversation_settings``,
-#: ``_validate_resumed_session_output_guardrail_safety``, ``_validate_input_content_types``,
-#: ``validate_pending_input_filter``, ``_validate_token_budget``.
-REQUEST_SUBJECTS = frozenset(
-    (
-        "config configuration settings setting session conversation guardrail guardrails output content "
-        "types filter budget token tokens header headers options credentials auth env environment request"
-    ).split()
-)
-#: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
-PYDANTIC_VALIDATORS = frozenset(
-    ("model_validate model_validate_json parse_obj parse_raw validate_python validate_json").split()
-)
-
 
 def is_argument_name(name: str | None) -> bool:
     """``args``, ``tool_input``, ``fn_kwargs``, ``arguments_pre_parsed``, ``params`` -- not
@@ -888,10 +837,6 @@ def is_argument_name(name: str | None) -> bool:
         return False
     found = words(name)
     return bool(found & _ARG_LEAVES) and found <= _ARG_LEAVES | _ARG_MODIFIERS
-
-
-#: Words that make an arguments name a tool call's own: ``tool_input``, ``fn_kwargs``, ``call.args``.
-_TOOL_CALL_WORDS = frozenset("tool call function fn func action use tc".split())
 
 
 def _names_arguments(ctx: SourceContext, node: cst.CSTNode, name: str | None) -> bool:
@@ -969,10 +914,6 @@ def leaf_name(expr: cst.BaseExpression) -> str | None:
     ):
         return string_value(expr.slice[0].slice.value)
     return final_name(expr)
-
-
-#: Verbs of a helper that turns the raw arguments into their parsed form (the same arguments).
-_PARSE_VERBS = frozenset({"parse", "loads", "decode", "deserialize"})
 
 
 def mentions_arguments(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import tokens, word_list
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
@@ -31,8 +32,6 @@ from operators._streams import (
     root_name,
     single_comparison,
     streaming_producer,
-    tokens,
-    word_list,
 )
 
 #: Fields only a model response has (OpenAI ``choices``/``tool_calls``/``output_text``, Gemini

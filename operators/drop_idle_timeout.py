@@ -13,11 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import ASYNC_LIMITS, SDK_PACKAGES, tokens
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
-    ASYNC_LIMITS,
-    SDK_PACKAGES,
     attribute_chain,
     bound_values,
     fails,
@@ -30,7 +29,6 @@ from operators._streams import (
     model_context,
     qualified_leaf,
     reads_stream,
-    tokens,
 )
 
 NONE = cst.Name("None")

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import SDK_PACKAGES
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import SDK_PACKAGES, attribute_chain, is_number, keyword, without_arg
+from operators._streams import attribute_chain, is_number, keyword, without_arg
 
 
 class EnableSdkRetries(Operator):

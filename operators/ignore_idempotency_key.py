@@ -39,7 +39,9 @@ from mutagent.anatomy.vocabulary import (
     PRESENCE_CALLS,
     REPEAT_WORDS,
     STORE_CALLS,
+    node_words,
 )
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import retry_loops
@@ -54,12 +56,10 @@ from operators._tools import (
     invokes_tool,
     is_literal,
     local_values,
-    node_words,
     refusal_level,
     string_value,
     walk,
     without,
-    words,
 )
 
 _DUMPS = frozenset("json.dumps simplejson.dumps".split())

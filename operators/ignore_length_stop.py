@@ -13,21 +13,23 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.mutation.context import SourceContext
-from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    FALSE,
+from mutagent.anatomy.vocabulary import (
     LENGTH_ENUM_MEMBERS,
     LENGTH_MARKERS,
     NORMAL_END_MARKERS,
     STOP_REASON_VALUES,
+    tokens,
+)
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import (
+    FALSE,
     TRUE,
     fails,
     is_bare_reason_name,
     is_reason_field,
     leaf_name,
     string_value,
-    tokens,
     without_element,
 )
 

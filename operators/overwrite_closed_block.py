@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import STREAM_EVENT_WORDS, tokens, word_list
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     FALSE,
-    STREAM_EVENT_WORDS,
     condition_sites,
     exits_early,
     handles_stream_events,
@@ -30,8 +30,6 @@ from operators._streams import (
     presence_of,
     root_name,
     single_comparison,
-    tokens,
-    word_list,
 )
 
 #: Words of a state meaning "no longer accepts events".

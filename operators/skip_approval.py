@@ -38,6 +38,8 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import node_words, ordered_words
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
@@ -51,12 +53,9 @@ from operators._tools import (
     in_tool_context,
     invokes_tool,
     leaf_name,
-    node_words,
-    ordered_words,
     refusal_level,
     string_value,
     walk,
-    words,
 )
 
 _APPROVAL = frozenset(

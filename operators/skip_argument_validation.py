@@ -50,12 +50,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import PYDANTIC_VALIDATORS, REFUSAL_WORDS, REQUEST_SUBJECTS, node_words
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
-    PYDANTIC_VALIDATORS,
-    REFUSAL_WORDS,
-    REQUEST_SUBJECTS,
     agent_code,
     bypass,
     final_name,
@@ -70,9 +69,7 @@ from operators._tools import (
     local_values,
     mentions_arguments,
     names_in,
-    node_words,
     walk,
-    words,
 )
 
 #: Where a schema declares its keys: ``key not in properties`` for a key taken from the arguments.

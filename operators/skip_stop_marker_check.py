@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import tokens
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
@@ -42,7 +43,6 @@ from operators._streams import (
     statements,
     stop_flags,
     stop_test,
-    tokens,
 )
 
 

@@ -29,6 +29,8 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import node_words
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
@@ -38,9 +40,7 @@ from operators._tools import (
     guard_operands,
     is_literal,
     leaf_name,
-    node_words,
     string_value,
-    words,
 )
 
 _TENANT = frozenset(

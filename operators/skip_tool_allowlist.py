@@ -39,11 +39,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import ALLOW_WORDS, TOOLISH, node_words
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
-    ALLOW_WORDS,
-    TOOLISH,
     bypass,
     final_name,
     force,
@@ -55,8 +55,6 @@ from operators._tools import (
     is_tool_collection,
     local_values,
     names_tool,
-    node_words,
-    words,
 )
 
 #: A predicate on a tool name asks one of these: ``is_allowed(name)``, ``registry.has(name)``.

@@ -32,10 +32,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import ERROR_FLAG_KEYS
+from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._tools import (
-    ERROR_FLAG_KEYS,
     agent_code,
     empty_like,
     fields_of,
@@ -44,7 +45,6 @@ from operators._tools import (
     string_value,
     tool_results,
     walk,
-    words,
 )
 
 _ERROR_FLAG_WORDS = frozenset("error errored failed failure crashed".split())

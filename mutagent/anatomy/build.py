@@ -22,6 +22,7 @@ from mutagent.anatomy.vocabulary import (
     GUARD_KINDS,
     LIMIT_WORDS,
     RETRY_AFTER_HEADERS,
+    SSE_READS,
     identifier,
     is_count_name,
     words,
@@ -103,7 +104,7 @@ def _model_calls(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _stream_consumers(ctx: SourceContext) -> Iterator[Role]:
-    from operators._streams import SSE_READS, is_stream_value, leaf_name, streaming_producer
+    from operators._streams import is_stream_value, leaf_name, streaming_producer
 
     for loop in ctx.findall(m.For()):
         iterable = loop.iter

@@ -9,11 +9,12 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.vocabulary import MODEL_ENDPOINT_HINTS
 from mutagent.mutation.context import SourceContext
 
 
 def _endpoint_in(ctx: SourceContext, call: cst.Call) -> str | None:
-    from operators._streams import MODEL_ENDPOINT_HINTS, string_value
+    from operators._streams import string_value
 
     for arg in call.args:
         texts = [string_value(arg.value)] if isinstance(arg.value, cst.SimpleString) else []

@@ -4,17 +4,25 @@ counting attempts or turns, waiting, failing, and the statuses and error classes
 The anatomy (``mutagent.anatomy``) and the operators read names through these lists, so a word
 learnt once (``retriable``, ``round_cap``) counts everywhere. Identifiers are split into
 lower-case words (``maxRetries`` -> ``max``, ``retries``), so ``entries`` is never read as
-``tries``. Stream and tool vocabulary still lives in ``operators/_streams.py`` and
-``operators/_tools.py``.
+``tries``. The stream words (transport errors, SDK and HTTP clients, stop markers, stream
+reads) and the tool words (tool calls, registries, refusals, result keys, arguments) are here
+too, with the two name splitters those families use and the stream family's per-file cache;
+``operators/_streams.py`` and ``operators/_tools.py`` keep only the recognisers built on them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from http import HTTPStatus
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from mutagent.mutation.context import SourceContext
 
 # -- identifiers -----------------------------------------------------------------------------
 
@@ -578,3 +586,337 @@ EXCEEDED_WORDS = frozenset({"exceeded", "exceeds", "exceed", "limit", "limits", 
 #: Model requests count as turns where passing their limit raises such an error
 #: (``if usage.requests >= request_limit: raise UsageLimitExceeded``): one request per turn.
 REQUEST_WORDS = frozenset({"request", "requests"})
+
+# == streams: transport errors, SDK and HTTP clients, stop markers, stream reads ==================
+
+#: Exception classes that mean "the connection failed, dropped or stalled", per defining module.
+#: A qualified name matches when it starts with one of these modules (``aiohttp`` also covers
+#: ``aiohttp.client_exceptions``) and ends with one of its names. Family roots that also cover
+#: HTTP status errors (``httpx.HTTPError``, ``aiohttp.ClientError``, ``requests.RequestException``,
+#: ``anthropic.APIError``) are deliberately absent: dropping them is not a disconnect bug.
+TRANSPORT_ERRORS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("httpx", "httpx2", "httpcore"),
+        frozenset(
+            (
+                "TransportError RequestError NetworkError TimeoutException ConnectTimeout ReadTimeout "
+                "WriteTimeout PoolTimeout ConnectError ReadError WriteError CloseError ProtocolError "
+                "RemoteProtocolError LocalProtocolError ProxyError SSEError"
+            ).split()
+        ),
+    ),
+    "aiohttp": frozenset(
+        (
+            "ClientConnectionError ClientConnectorError ClientConnectorDNSError ClientOSError "
+            "ClientConnectionResetError ServerConnectionError ServerDisconnectedError ServerTimeoutError "
+            "ConnectionTimeoutError SocketTimeoutError ClientPayloadError ClientConnectorSSLError "
+            "ClientSSLError TransferEncodingError ContentLengthError"
+        ).split()
+    ),
+    "requests": frozenset(
+        (
+            "ConnectionError ConnectTimeout ReadTimeout Timeout ChunkedEncodingError ProxyError SSLError"
+        ).split()
+    ),
+    "urllib3": frozenset(
+        (
+            "ProtocolError ReadTimeoutError ConnectTimeoutError TimeoutError NewConnectionError "
+            "IncompleteRead InvalidChunkLength SSLError ProxyError"
+        ).split()
+    ),
+    "http.client": frozenset({"IncompleteRead", "RemoteDisconnected", "BadStatusLine"}),
+    "socket": frozenset({"timeout", "error", "gaierror"}),
+    "ssl": frozenset({"SSLError", "SSLEOFError", "SSLZeroReturnError"}),
+    "asyncio": frozenset({"TimeoutError", "IncompleteReadError"}),
+    "websockets": frozenset({"ConnectionClosed", "ConnectionClosedError"}),
+    "builtins": frozenset(
+        (
+            "ConnectionError ConnectionResetError ConnectionAbortedError ConnectionRefusedError "
+            "BrokenPipeError TimeoutError"
+        ).split()
+    ),
+}
+#: Names that mean a transport failure whatever package defines them: every Stainless-generated
+#: SDK (anthropic, openai, groq, cerebras, together...) has these two.
+UNAMBIGUOUS_TRANSPORT_ERRORS = frozenset(
+    (
+        "APIConnectionError APITimeoutError RemoteProtocolError ServerDisconnectedError ClientPayloadError "
+        "ChunkedEncodingError WebSocketConnectionClosedError"
+    ).split()
+)
+#: Exceptions a ``json.loads`` (or pydantic ``model_validate_json``) failure is caught as.
+DECODE_ERROR_CATCHERS = frozenset(
+    (
+        "json.JSONDecodeError json.decoder.JSONDecodeError orjson.JSONDecodeError simplejson.JSONDecodeError "
+        "simplejson.errors.JSONDecodeError ujson.JSONDecodeError pydantic.ValidationError "
+        "pydantic_core.ValidationError builtins.ValueError builtins.Exception builtins.BaseException"
+    ).split()
+)
+JSON_PARSERS = frozenset({"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads"})
+PYDANTIC_JSON_PARSERS = frozenset({"model_validate_json", "parse_raw", "validate_json"})
+
+#: The stream family's splitter keeps an acronym whole (``HTTPError`` -> ``httperror``); the tool
+#: family's (``TOOL_CAMEL``) splits it (``http``, ``error``). They differ on purpose: each family's
+#: word lists were written against its own splitter, and one merged splitter would change output.
+STREAM_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def word_list(name: str | None) -> list[str]:
+    """``"_sawMessage_stop"`` -> ``["saw", "message", "stop"]``: words of an identifier or key."""
+    if not name:
+        return []
+    return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", STREAM_CAMEL.sub("_", name)) if part]
+
+
+def tokens(name: str | None) -> set[str]:
+    """The words of an identifier or key, as a set."""
+    return set(word_list(name))
+
+
+STREAM_ERROR_WORDS = frozenset("error errors fail failed failure abort reject raise exception".split())
+_STREAM_CACHE: WeakKeyDictionary[SourceContext, dict[str, object]] = WeakKeyDictionary()
+
+
+def cached_analysis(ctx: SourceContext, key: str, compute: Callable[[], object]):  # noqa: ANN202 - any value
+    """Per-file memo so several operators share one analysis of the same file."""
+    slot = _STREAM_CACHE.setdefault(ctx, {})
+    if key not in slot:
+        slot[key] = compute()
+    return slot[key]
+
+
+#: Packages whose client constructors take ``max_retries`` and ``timeout`` (Stainless SDKs and
+#: the LangChain wrappers that pass them through).
+SDK_PACKAGES = frozenset(
+    (
+        "anthropic openai groq cerebras together fireworks mistralai langchain_anthropic langchain_openai"
+    ).split()
+)
+HTTP_PACKAGES = frozenset({"httpx", "httpx2", "requests", "aiohttp"})
+HTTP_CLIENT_CLASSES = frozenset({"Client", "AsyncClient", "Session", "ClientSession"})
+HTTP_VERBS = frozenset("get post put patch delete request stream send head options".split())
+#: The resource path of a model call: ``client.messages.create``, ``client.chat.completions.create``,
+#: ``client.responses.stream``.
+MODEL_RESOURCES = frozenset({"messages", "completions", "responses"})
+MODEL_METHODS = frozenset({"create", "stream", "parse", "acreate"})
+#: The httpx transport interface: what it returns is a response whose body is a stream.
+TRANSPORT_SENDS = frozenset({"handle_request", "handle_async_request"})
+#: Events/lines that end a turn, per provider: Anthropic ``message_stop``, OpenAI chat ``[DONE]``,
+#: OpenAI Responses ``response.completed`` (Realtime ``response.done``), Bedrock ``messageStop``,
+#: Cohere ``message-end``/``stream-end``.
+STOP_MARKERS = frozenset(
+    ("message_stop [DONE] response.completed response.done messageStop message-end stream-end").split()
+)
+#: Event classes of those markers (``anthropic.types.RawMessageStopEvent``...), matched by suffix.
+STOP_EVENT_CLASSES = ("MessageStopEvent", "ResponseCompletedEvent")
+#: Events that belong to a streamed response; a function mentioning them handles stream events.
+STREAM_EVENT_MARKERS = frozenset(
+    (
+        "message_start content_block_start content_block_delta content_block_stop message_delta message_stop "
+        "text_delta input_json_delta contentBlockStart contentBlockDelta contentBlockStop messageStart "
+        "messageStop [DONE]"
+    ).split()
+)
+STREAM_EVENT_WORDS = frozenset("event events evt ev chunk chunks delta deltas sse".split())
+#: Stop reasons meaning the output limit cut the answer.
+LENGTH_MARKERS = frozenset(
+    {"max_tokens", "length", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded"}
+)
+LENGTH_ENUM_MEMBERS = frozenset({"MAX_TOKENS", "LENGTH", "MAX_OUTPUT_TOKENS"})
+#: Stop reasons of a normal end, used to recognise reason-mapping dicts.
+NORMAL_END_MARKERS = frozenset({"end_turn", "stop", "stop_sequence", "completed", "STOP"})
+#: Words of a sentinel's name that say "the stream is over": ``SENTINEL``, ``_END``, ``EOF``,
+#: ``STREAM_DONE``. ``_MISSING``/``NOT_GIVEN``/``_UNSET`` are sentinels too, for absent values.
+END_SENTINEL_WORDS = frozenset(
+    "sentinel end eof done stop stopped finished complete completed terminator terminate final last".split()
+)
+ABSENT_SENTINEL_WORDS = frozenset(
+    "missing unset notset not given default empty none absent undefined".split()
+)
+#: Values a stop/finish reason takes across providers (Anthropic, OpenAI, Gemini, Ollama...).
+STOP_REASON_VALUES = frozenset(
+    (
+        "length max_tokens max_output_tokens model_context_window_exceeded stop end_turn stop_sequence "
+        "tool_calls tool_use function_call content_filter pause_turn refusal STOP MAX_TOKENS SAFETY"
+    ).split()
+)
+#: Words that, with ``reason``/``cause``, name a stop reason: ``finish_reason``, ``stopReason``,
+#: ``end_reason``, Ollama's ``done_reason``.
+REASON_SUBJECTS = frozenset({"stop", "finish", "end", "done"})
+#: Bare names SDK-based loops keep the stop reason under (``reply.finish``); on their own they
+#: may as well be a flag (``self.stop``) or a method, so they need evidence (see below).
+BARE_REASON_NAMES = frozenset({"finish", "stop"})
+#: Wrappers that bound an await, and the position/name of their limit argument.
+ASYNC_LIMITS: dict[str, tuple[int, str]] = {
+    "asyncio.wait_for": (1, "timeout"),
+    "asyncio.timeout": (0, "delay"),
+    "asyncio.timeout_at": (0, "when"),
+    "async_timeout.timeout": (0, "delay"),
+    "anyio.fail_after": (0, "delay"),
+    "anyio.move_on_after": (0, "delay"),
+    "trio.fail_after": (0, "seconds"),
+    "trio.move_on_after": (0, "seconds"),
+}
+#: Calls that wait for the next piece of a stream (or for the response itself).
+STREAM_READS = frozenset(
+    (
+        "anext __anext__ read readline readany readchunk readuntil readexactly recv receive get iter_any "
+        "iter_chunked iter_lines iter_bytes iter_text aiter_lines aiter_bytes aiter_text aiter_raw "
+        "wait_for_event next_event"
+    ).split()
+)
+#: Strings that only code talking to a model API contains: endpoints and the SSE media type (not
+#: hosts: ``api.openai.com`` also serves tracing and files).
+MODEL_ENDPOINT_HINTS = (
+    "/v1/messages",
+    "chat/completions",
+    "/v1/completions",
+    "/v1/responses",
+    "generateContent",
+    "text/event-stream",
+    "/api/chat",
+    "/api/generate",
+    "bedrock-runtime",
+)
+#: Calls that read a streamed body line by line or chunk by chunk.
+SSE_READS = frozenset(
+    "iter_lines aiter_lines iter_bytes aiter_bytes iter_text aiter_text aiter_raw iter_any iter_chunked "
+    "readline readany readchunk iter_events aiter_events".split()
+)
+
+# == tools: tool calls, registries, refusals, tool results, arguments ==============================
+
+TOOL_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@lru_cache(maxsize=8192)
+def tool_words(text: str) -> frozenset[str]:
+    """Lower-case words of identifiers, keys and string contents in ``text``."""
+    return frozenset(part for part in re.split(r"[^a-z0-9]+", TOOL_CAMEL.sub("_", text).lower()) if part)
+
+
+def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
+    """Words of a node's source text (memoised: rendering a node is not free)."""
+    return ctx.cached(("tools", "words", id(node)), lambda: tool_words(ctx.code(node)))
+
+
+#: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
+TOOL_NOUNS = frozenset(
+    ("tool tools handler handlers fn func function functions callable impl implementation").split()
+)
+INVOKE_VERBS = frozenset("invoke ainvoke dispatch execute run arun call acall apply".split())
+CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
+CONTEXT_NOUNS = CALLER_NOUNS - {"spec"}  # ``spec`` alone (a CLI spec, a pytest spec...) says nothing
+#: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
+NOT_INVOKING = frozenset(
+    (
+        "get find lookup load register make build create list describe resolve select format render log "
+        "result results error errors message messages output outputs response schema schemas definition "
+        "definitions calls name names spec specs param params choice extract parse"
+    ).split()
+)
+#: Collections that hold the tools the model may call.
+REGISTRY_WORDS = frozenset(
+    (
+        "tools tool registry handlers functions allowed allowlist whitelist available permitted enabled "
+        "registered known toolbox toolset toolkit catalog catalogue"
+    ).split()
+)
+TOOLISH = frozenset(
+    ("tool tools function functions fn func handler handlers registry toolbox toolset toolkit").split()
+)
+#: Things that say "this branch refuses": error results, refusal reasons.
+REFUSAL_WORDS = REFUSAL_WORDS = frozenset(
+    (
+        "error errors err unknown invalid denied deny refuse refused refusal reject rejected forbidden "
+        "unauthorized unauthorised disallowed permission missing cancelled canceled declined abort aborted "
+        "fail failed failure required unexpected violation mismatch wrong unsupported illegal must cannot"
+    ).split()
+)
+NEGATED = re.compile(
+    r"\bnot\s+(allowed|permitted|found|authori[sz]ed|approved|available|supported)\b"
+    # ownership refusals: "not in this tenant", "belongs to another account", "off limits"
+    r"|\bnot\s+in\s+(this|your|the\s+same|the\s+caller'?s)\s+(tenant|workspace|account|org|organi[sz]ation|project)\b"
+    r"|\b(another|a\s+different|other)\s+(tenant|user|account|customer|org|organi[sz]ation|workspace)'?s?\b"
+    r"|\boff[\s-]limits\b"
+    r"|\b(does\s+not|doesn'?t|do\s+not|don'?t)\s+(belong|own)\b",
+    re.I,
+)
+#: Keys of a returned result that say it is an error: ``{"is_error": True}``, ``{"ok": False}``,
+#: ``{"status": "error"}``, ``ToolResult(is_error=True)``.
+ERROR_FLAGS = frozenset("is_error iserror error".split())
+SUCCESS_FLAGS = frozenset("ok success succeeded allowed permitted approved".split())
+ERROR_STATUSES = frozenset("error denied refused forbidden failed rejected".split())
+#: Function/class/parameter words that put a function in charge of tool calls.
+#: (``dispatch``/``execute``/``invoke`` alone name event dispatchers and database cursors too.)
+TOOL_CONTEXT_WORDS = CONTEXT_NOUNS | {"call", "calls"}
+ERROR_FLAG_KEYS = ("is_error", "isError")
+ID_KEYS = ("tool_use_id", "tool_call_id", "call_id")
+CONTENT_KEYS = ("content", "output", "result")
+DIALECT_OF_ID = {"tool_use_id": "anthropic", "tool_call_id": "openai", "call_id": "responses"}
+#: Other names a result object gives what the tool produced: ``StepResult(call_id=...,
+#: observation=...)``, ``{"tool_call_id": ..., "text": ...}``.
+PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value", "outputs", "results")
+RESULT_NOUNS = frozenset(
+    "result results output outputs return observation response reply message outcome step".split()
+)
+TOOL_NAME_WORDS = frozenset("name tool function fn func toolname called requested".split())
+#: The head noun (last word) of a collection of tools: ``ALLOWED_TOOLS``, ``self._handlers``,
+#: ``TOOL_REGISTRY``, ``available_functions``, ``allowlist``; deny-lists too (``BLOCKED_TOOLS``).
+COLLECTION_HEADS = frozenset(
+    (
+        "tools registry handlers functions allowlist whitelist toolbox toolset toolkit catalog catalogue "
+        "allowed permitted enabled available registered denylist blacklist blocklist disabled blocked "
+        "forbidden allow permit allowlisted whitelisted"
+    ).split()
+)
+#: Words that make a collection an allow-list (or deny-list) rather than the registry the tools
+#: are looked up in: ``self.allow``, ``ALLOWED_TOOLS``, ``permitted``, ``enabled_tools``,
+#: ``tool_whitelist``, ``BLOCKED_TOOLS``. ``self.tools``/``registry``/``handlers`` hold every tool
+#: the loop can run, which may be more than the model may call.
+ALLOW_WORDS = frozenset(
+    (
+        "allow allows allowed allowlist allowlisted permit permits permitted whitelist whitelisted enabled "
+        "denylist blacklist blocklist disabled blocked forbidden denied banned"
+    ).split()
+)
+#: ... or a mapping named for tools: ``tool_map``, ``TOOLS_BY_NAME``, ``function_table``.
+MAPPING_HEADS = frozenset("map mapping dict table index lookup name names by set list".split())
+UNWRAP_CALLS = frozenset("keys values items copy set list frozenset sorted tuple".split())
+
+
+def ordered_words(name: str) -> list[str]:
+    return [part for part in re.split(r"[^a-z0-9]+", TOOL_CAMEL.sub("_", name).lower()) if part]
+
+
+#: Names of a tool call's arguments: ``args``, ``arguments``, ``call.input``, ``tool_input``,
+#: ``fn_kwargs``, ``parsed_args``, ``arguments_pre_parsed`` -- arguments words plus at most these.
+ARG_LEAVES = frozenset("args arguments argument arg kwargs params input".split())
+ARG_MODIFIERS = frozenset(
+    (
+        "tool call function fn func raw parsed validated json pre kw the llm model str dict obj named action "
+        "step clean cleaned new all"
+    ).split()
+)
+ARGUMENT_READS = frozenset("get pop items values keys copy setdefault".split())
+VALIDATE_WORDS = frozenset(
+    ("validate validates validation validator valid violation violations conforms verify check").split()
+)
+#: What a validator named for it checks is the request or the run's configuration, not a tool
+#: call's arguments: ``validate_output_config_conflict``, ``validate_session_conversation_settings``,
+#: ``_validate_resumed_session_output_guardrail_safety``, ``_validate_input_content_types``,
+#: ``validate_pending_input_filter``, ``_validate_token_budget``.
+REQUEST_SUBJECTS = frozenset(
+    (
+        "config configuration settings setting session conversation guardrail guardrails output content "
+        "types filter budget token tokens header headers options credentials auth env environment request"
+    ).split()
+)
+#: pydantic's own validating entry points; the operator swaps these for their non-validating twins.
+PYDANTIC_VALIDATORS = frozenset(
+    ("model_validate model_validate_json parse_obj parse_raw validate_python validate_json").split()
+)
+#: Words that make an arguments name a tool call's own: ``tool_input``, ``fn_kwargs``, ``call.args``.
+TOOL_CALL_WORDS = frozenset("tool call function fn func action use tc".split())
+#: Verbs of a helper that turns the raw arguments into their parsed form (the same arguments).
+PARSE_VERBS = frozenset({"parse", "loads", "decode", "deserialize"})
