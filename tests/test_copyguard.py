@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from mutagent.engine.copyguard import CopyGuard
+from mutagent.engine.orchestration.copyguard import CopyGuard
 
 
 def make_pair(tmp_path: Path) -> tuple[Path, Path]:

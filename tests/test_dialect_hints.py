@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from rich.console import Console
+from testkit.sample_runs import sample_run_data
 
 from mutagent.model import Status
 from mutagent.reports.dialect import (
@@ -20,7 +21,6 @@ from mutagent.reports.dialect import (
 )
 from mutagent.reports.hints import RECIPES, hint_for, hint_for_dialect
 from mutagent.reports.junit import to_junit
-from mutagent.reports.sample import sample_run_data
 from mutagent.reports.terminal import render_mutant
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, tree_hash, write_target
 
 from mutagent import exitcodes
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.runner import Engine
-from mutagent.engine.testing import HandMutant, HandMutants, tree_hash, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine
 from mutagent.errors import MutagentError
 from mutagent.model import Status
 from mutagent.store import load_run_data
@@ -40,11 +40,11 @@ def engine_error(root: Path, specs: list[HandMutant] | None = None, **options: o
 
 
 def run_cli(spec: list[HandMutant], *argv: str) -> subprocess.CompletedProcess[str]:
-    """The real command line (``python -m mutagent.engine.testing``) with hand-written mutants."""
+    """The real command line (``python -m testkit.engine_targets``) with hand-written mutants."""
     spec_file = Path(argv[-1]).parent / "mutants.json"
     spec_file.write_text(HandMutants(spec).to_json())
     return subprocess.run(
-        [sys.executable, "-m", "mutagent.engine.testing", str(spec_file), "run", *argv],
+        [sys.executable, ENGINE_TARGETS, str(spec_file), "run", *argv],
         capture_output=True,
         text=True,
         timeout=300,

@@ -13,14 +13,14 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from testkit.engine_targets import HandMutant, HandMutants, write_target
 
-from mutagent.engine.baseline import Baseline
-from mutagent.engine.classify import classify
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.imports import ImportGraph
-from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
-from mutagent.engine.runner import Engine
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.baseline import Baseline
+from mutagent.engine.orchestration.plan import FORK_ALLOWANCE, Plan, Planner
+from mutagent.engine.orchestration.runner import Engine
+from mutagent.engine.selection.imports import ImportGraph
+from mutagent.engine.verdict import classify
 from mutagent.model import Location, Mutant, Status, TextPatch
 from mutagent.store import load_run_data
 

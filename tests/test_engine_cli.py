@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
 from mutagent.cli import main
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
 
 TARGET = {
     "calc/__init__.py": "",
@@ -99,8 +99,7 @@ def test_a_ci_run_prints_plain_lines_and_the_gate_fails_on_survivors(tmp_path: P
     done = subprocess.run(
         [
             sys.executable,
-            "-m",
-            "mutagent.engine.testing",
+            ENGINE_TARGETS,
             str(spec),
             "run",
             "--workers",

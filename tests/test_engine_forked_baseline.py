@@ -13,12 +13,12 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from testkit.engine_targets import write_target
 
-from mutagent.engine.baseline import ForkedBaseline
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.discover import discover
-from mutagent.engine.runner import Engine
-from mutagent.engine.testing import write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.baseline import ForkedBaseline
+from mutagent.engine.orchestration.runner import Engine
+from mutagent.engine.selection.discover import discover
 
 TARGET = {
     "calc/__init__.py": "",

@@ -1,4 +1,4 @@
-"""The narrow test selection for module-level mutants (``mutagent.engine.narrow``).
+"""The narrow test selection for module-level mutants (``mutagent.engine.selection.narrow``).
 
 Unit tests feed the analysis small hand-written modules and check which lines and test files it
 selects, and that everything it cannot see through makes the selection broad. One end-to-end
@@ -14,11 +14,11 @@ from textwrap import dedent
 
 import pytest
 from rich.console import Console
+from testkit.engine_targets import HandMutant, HandMutants, write_target
 
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.narrow import Broad, Narrowed, Narrower
-from mutagent.engine.runner import Engine
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine
+from mutagent.engine.selection.narrow import Broad, Narrowed, Narrower
 from mutagent.model import Status
 from mutagent.store import load_run_data
 

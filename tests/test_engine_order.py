@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mutagent.engine.order import KillerFirst
-from mutagent.engine.plan import breadth_of, focused_first
+from mutagent.engine.orchestration.plan import breadth_of, focused_first
+from mutagent.engine.selection.order import KillerFirst
 
 COVERAGE = {
     "loop.py": {1: ["unit", "turn", "slow_unit"], 2: ["turn"], 3: ["turn", "slow_unit"]},

@@ -16,11 +16,11 @@ import psutil
 import pytest
 from filelock import FileLock
 from rich.console import Console
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, tree_hash, write_target
 
 from mutagent import exitcodes
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.runner import Engine, RunStats
-from mutagent.engine.testing import HandMutant, HandMutants, tree_hash, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine, RunStats
 from mutagent.errors import UsageError
 from mutagent.model import Status
 from mutagent.store import load_run_data
@@ -84,7 +84,7 @@ def start_cli(root: Path, specs: list[HandMutant]) -> subprocess.Popen[str]:
     spec_file = root.parent / "mutants.json"
     spec_file.write_text(HandMutants(specs).to_json())
     return subprocess.Popen(
-        [sys.executable, "-m", "mutagent.engine.testing", str(spec_file), "run", "--workers", "1"]
+        [sys.executable, ENGINE_TARGETS, str(spec_file), "run", "--workers", "1"]
         + ["--timeout-constant", "4", str(root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from testkit.engine_targets import HandMutant, HandMutants, tree_hash, write_target
 
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.runner import Engine, RunStats
-from mutagent.engine.testing import HandMutant, HandMutants, tree_hash, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine, RunStats
 from mutagent.model import MutantResult, RunData, Status
 from mutagent.store import load_run_data
 

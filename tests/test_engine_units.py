@@ -8,14 +8,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import write_target
 
-from mutagent.engine import netblock
-from mutagent.engine.analysis import SourceMap, find_code, locate
-from mutagent.engine.config import build_config
-from mutagent.engine.discover import discover
-from mutagent.engine.imports import ImportGraph, imported_modules, select_tests_in
-from mutagent.engine.sandbox import scrub_environment
-from mutagent.engine.testing import write_target
+from mutagent.config import build_config
+from mutagent.engine.harness import netblock
+from mutagent.engine.orchestration.sandbox import scrub_environment
+from mutagent.engine.selection.analysis import SourceMap, find_code, locate
+from mutagent.engine.selection.discover import discover
+from mutagent.engine.selection.imports import ImportGraph, imported_modules, select_tests_in
 from mutagent.errors import UsageError
 from mutagent.model import Location
 

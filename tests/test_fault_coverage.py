@@ -12,8 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from rich.console import Console
+from testkit.sample_runs import sample_fault_log, sample_run_data
 
-from mutagent.engine.faults import FAULT_LOG_ENV, collect_fault_log
+from mutagent.engine.orchestration.faults import FAULT_LOG_ENV, collect_fault_log
 from mutagent.fakeserver import ToolCall
 from mutagent.fakeserver import behaviours as b
 from mutagent.fakeserver.dialects import RequestContext, dialect_named
@@ -22,7 +23,6 @@ from mutagent.mutation.registry import get_operator
 from mutagent.reports.faults import CATALOGUE, fault_coverage, render_fault_coverage
 from mutagent.reports.html_report import to_html
 from mutagent.reports.merge import merge_run_data
-from mutagent.reports.sample import sample_fault_log, sample_run_data
 from mutagent.reports.stryker import from_stryker_json, to_stryker_json
 
 SCHEMA = json.loads(

@@ -8,15 +8,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import HandMutant, HandMutants, write_target
+from testkit.sample_runs import sample_run_data
 
 from mutagent import exitcodes
 from mutagent.cli import build_parser, main
 from mutagent.commands import run as run_command
-from mutagent.engine.invocation import option_arguments
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
+from mutagent.engine.orchestration.invocation import option_arguments
 from mutagent.errors import UsageError
 from mutagent.reports.gate import evaluate_gate
-from mutagent.reports.sample import sample_run_data
 from mutagent.store import load_run_data
 
 # Plain arithmetic: no agent operator matches anything here.
@@ -151,7 +151,7 @@ def test_ctrl_c_says_how_many_results_are_kept_and_that_a_rerun_resumes(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("mutagent.engine.runner.run_engine", interrupted)
+    monkeypatch.setattr("mutagent.engine.orchestration.runner.run_engine", interrupted)
     assert main(["run", str(root), *SLACK]) == exitcodes.INTERRUPTED == 130
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "interrupted: 1 mutant results are kept" in line and "again to resume" in line

@@ -22,7 +22,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from mutagent.engine.testing import write_target
+from testkit.engine_targets import write_target
 
 REPO = Path(__file__).resolve().parent.parent
 CI_DOC = REPO / "docs" / "ci.md"

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
 from mutagent.cli import main
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.store import load_run_data
 
 pytestmark = pytest.mark.skipif(
@@ -75,7 +75,7 @@ def full_disk_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpr
     spec = root.parent / "mutants.json"
     spec.write_text(HandMutants(SPECS).to_json(), encoding="utf-8")
     done = python(
-        "-m", "mutagent.engine.testing", str(spec), "run", "--workers", "1", "--timeout-constant", "4",
+        ENGINE_TARGETS, str(spec), "run", "--workers", "1", "--timeout-constant", "4",
         "--json", "/dev/full", str(root),
     )  # fmt: skip
     return root, done

@@ -30,11 +30,11 @@ from pathlib import Path
 import psutil
 import pytest
 from rich.console import Console
+from testkit.engine_targets import HandMutant, HandMutants, tree_hash, write_target
 
 from mutagent import exitcodes
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.runner import Engine, RunStats
-from mutagent.engine.testing import HandMutant, HandMutants, tree_hash, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine, RunStats
 from mutagent.errors import MutagentError
 from mutagent.model import Mutant, MutantResult, RunData, Status
 from mutagent.store import load_run_data
@@ -178,7 +178,7 @@ TARGET = {
         import os
 
         if os.environ.get("MUTAGENT_WORKER"):
-            from mutagent.engine import child
+            from mutagent.engine.harness import child
 
             _apply_swaps = child.apply_swaps
 
@@ -337,7 +337,8 @@ def test_a_thread_that_never_ends_in_a_fresh_import_does_not_hang_the_run(outcom
 def test_a_harness_bug_is_a_runtime_error_with_its_traceback_in_the_store(outcome: Outcome) -> None:
     error = outcome.result("harness").error or ""
     assert "LookupError: simulated harness bug" in error, (
-        "the simulated harness bug did not fire: the conftest patches mutagent.engine.child.apply_swaps, "
+        "the simulated harness bug did not fire: the conftest patches "
+        "mutagent.engine.harness.child.apply_swaps, "
         "which the worker must call through the module for this seam to work"
     )
     assert error.startswith("Traceback (most recent call last):") and "apply_swaps" in error

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.model import Status
 from mutagent.store import load_run_data
 
@@ -99,7 +99,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, b
     reports = {name: base / name for name in ("run.json", "run.html", "run.xml", "report.json")}
     flags = ["--json", str(reports["run.json"]), "--html", str(reports["run.html"])]
     flags += ["--junit", str(reports["run.xml"])]
-    run = cli("-m", "mutagent.engine.testing", str(spec), "run", *SLACK, *flags, str(root), env=env)
+    run = cli(ENGINE_TARGETS, str(spec), "run", *SLACK, *flags, str(root), env=env)
     assert run.returncode == exitcodes.OK, run.stderr.decode(errors="replace")
     report = cli("-m", "mutagent", "report", str(root), "--json", str(reports["report.json"]), env=env)
     assert report.returncode == exitcodes.OK, report.stderr.decode(errors="replace")

@@ -27,10 +27,10 @@ from pathlib import Path
 import psutil
 import pytest
 from rich.console import Console
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, write_target
 
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.runner import Engine, RunStats
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine, RunStats
 from mutagent.store import load_run_data
 
 SEED = 20240607
@@ -121,7 +121,7 @@ Summary = dict[str, tuple[str, tuple[str, ...]]]  # mutant id -> (status, killed
 
 def start(root: Path, spec: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "mutagent.engine.testing", str(spec), "run", "--workers", "1"]
+        [sys.executable, ENGINE_TARGETS, str(spec), "run", "--workers", "1"]
         + ["--timeout-constant", "3", str(root)],  # room for a loaded machine; the hang costs 3.5 s
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -232,7 +232,10 @@ def is_baseline(process: psutil.Process) -> bool:
         command = process.cmdline()
     except psutil.Error:
         return False
-    return "mutagent.engine.worker_plugin" in command or "mutagent.engine.baseline_plugin" in command
+    return (
+        "mutagent.engine.harness.worker_plugin" in command
+        or "mutagent.engine.harness.baseline_plugin" in command
+    )
 
 
 @pytest.mark.timeout(120)

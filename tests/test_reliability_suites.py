@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from testkit.engine_targets import ENGINE_TARGETS, HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.model import Status
 from mutagent.store import load_run_data
 
@@ -29,7 +29,7 @@ def run_cli(root: Path, specs: list[HandMutant]) -> tuple[subprocess.CompletedPr
     spec.write_text(HandMutants(specs).to_json(), encoding="utf-8")
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "mutagent.engine.testing", str(spec), "run", *SLACK, str(root)],
+        [sys.executable, ENGINE_TARGETS, str(spec), "run", *SLACK, str(root)],
         capture_output=True,
         text=True,
         timeout=300,

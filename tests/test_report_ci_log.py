@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.fakeserver import FakeModelServer
 from mutagent.fakeserver import behaviours as b
 from mutagent.model import Status
 from mutagent.reports.repopaths import repo_relative
-from mutagent.reports.sample import large_run_data, sample_run_data
 from mutagent.reports.terminal import render_mutant, render_terminal
 from mutagent.reports.writer import write_reports
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from sarif_schema import validate_sarif
+from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.cli import main
+from mutagent.mutants.shard import parse_shard, select_shard
 from mutagent.reports.gate import evaluate_gate
-from mutagent.reports.sample import large_run_data, sample_run_data
-from mutagent.reports.shard import parse_shard, select_shard
 from mutagent.reports.stats import undetected_mutants
 from mutagent.reports.writer import write_reports
 

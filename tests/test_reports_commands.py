@@ -9,9 +9,9 @@ import types
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import LOOP_FILE, LOOP_SOURCE, TOOLS_FILE, TOOLS_SOURCE, sample_run_data
 
 from mutagent.cli import main
-from mutagent.reports.sample import LOOP_FILE, LOOP_SOURCE, TOOLS_FILE, TOOLS_SOURCE, sample_run_data
 from mutagent.reports.writer import write_reports
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from rich.console import Console
+from testkit.sample_runs import sample_run_data
 
 from mutagent.errors import UsageError
 from mutagent.model import MutantResult, Status
 from mutagent.reports.gate import evaluate_gate, render_gate
-from mutagent.reports.sample import sample_run_data
 
 
 def survivors(data):

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import sample_fault_log, sample_run_data
 
 from mutagent.model import Location
 from mutagent.reports.github import (
@@ -20,7 +21,6 @@ from mutagent.reports.github import (
 )
 from mutagent.reports.guards import guard_map
 from mutagent.reports.repopaths import repo_relative
-from mutagent.reports.sample import sample_fault_log, sample_run_data
 from mutagent.reports.stats import undetected_mutants
 
 

@@ -6,11 +6,11 @@ import re
 from dataclasses import replace
 
 from rich.console import Console
+from testkit.sample_runs import SAMPLE_TESTS, large_run_data, sample_run_data
 
 from mutagent.model import MutantResult, Status
 from mutagent.reports.guards import Cell, guard_map, kill_matrix, sole_killer
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix, short_test_names
-from mutagent.reports.sample import SAMPLE_TESTS, large_run_data, sample_run_data
 from mutagent.reports.terminal import render_terminal
 
 T = "tests/test_loop.py::"

@@ -10,9 +10,9 @@ import zlib
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.reports.html_report import to_html
-from mutagent.reports.sample import large_run_data, sample_run_data
 from mutagent.reports.writer import write_reports
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import large_run_data, sample_fault_log, sample_run_data
 
 from mutagent.model import RunData, Status
 from mutagent.reports.faults import fault_coverage
 from mutagent.reports.guards import guard_map
-from mutagent.reports.sample import large_run_data, sample_fault_log, sample_run_data
 from mutagent.reports.stats import status_of, undetected_mutants
 from mutagent.reports.writer import write_reports
 

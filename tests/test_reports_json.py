@@ -13,10 +13,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit.sample_runs import LOOP_FILE, SAMPLE_TESTS, large_run_data, sample_run_data
 
 from mutagent.errors import UsageError
 from mutagent.model import Status, TextPatch
-from mutagent.reports.sample import LOOP_FILE, SAMPLE_TESTS, large_run_data, sample_run_data
 from mutagent.reports.stryker import from_stryker_json, minimal_patch, to_stryker_json
 from mutagent.reports.writer import write_reports
 

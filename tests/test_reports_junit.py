@@ -6,11 +6,11 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 import pytest
+from testkit.sample_runs import sample_run_data
 
 from mutagent.mutation import registry
 from mutagent.reports.junit import to_junit
 from mutagent.reports.opinfo import operator_info
-from mutagent.reports.sample import sample_run_data
 from mutagent.reports.writer import write_reports
 
 HINTS = {"retry-budget": "assert the exact number of requests the fake server received"}

@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import sample_run_data
 
 from mutagent import exitcodes
 from mutagent.cli import main
 from mutagent.model import MutantResult, RunData, Status
 from mutagent.reports.gate import evaluate_gate
 from mutagent.reports.ratchet import compare
-from mutagent.reports.sample import sample_run_data
 from mutagent.reports.stats import status_of
 from mutagent.reports.writer import write_reports
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 import jsonschema
 import pytest
 from sarif_schema import validate_sarif
+from testkit.sample_runs import sample_run_data
 
 from mutagent.model import Location
 from mutagent.reports.diff import diff_for
 from mutagent.reports.opinfo import operator_info
-from mutagent.reports.sample import sample_run_data
 from mutagent.reports.sarif import to_sarif
 from mutagent.reports.stats import undetected_mutants
 

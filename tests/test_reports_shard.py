@@ -13,13 +13,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.cli import main
 from mutagent.errors import UsageError
 from mutagent.model import RunData
+from mutagent.mutants.shard import parse_shard, select_shard, shard_of
 from mutagent.reports.merge import merge_reports
-from mutagent.reports.sample import large_run_data, sample_run_data
-from mutagent.reports.shard import parse_shard, select_shard, shard_of
 from mutagent.reports.stryker import to_stryker_json
 from mutagent.reports.writer import write_reports
 
@@ -67,7 +67,7 @@ def test_shards_partition_the_mutants_deterministically():
 
 def test_shard_is_the_same_in_every_process():
     # CI jobs are separate interpreters: the split must not depend on hash randomisation
-    code = "from mutagent.reports.shard import shard_of; print([shard_of(f'{n:012x}', 4) for n in range(64)])"
+    code = "from mutagent.mutants.shard import shard_of; print([shard_of(f'{n:012x}', 4) for n in range(64)])"
     outputs = set()
     for seed in ("1", "2", "random"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -7,10 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit.sample_runs import make_mutant
 
 from mutagent.errors import UsageError
-from mutagent.reports.sample import make_mutant
-from mutagent.reports.since import changed_lines, filter_changed, parse_diff, unquote_path
+from mutagent.mutants.since import changed_lines, filter_changed, parse_diff, unquote_path
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

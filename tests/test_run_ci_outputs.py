@@ -4,7 +4,7 @@ the PR-comment Markdown, SARIF validated against the official 2.1.0 schema, the 
 baseline records from ``fake_model``, and the ``--fail-on-regression`` ratchet.
 
 The target is a tiny agent that retries a 429 from the fake model server; its mutants are written
-by hand (``mutagent.engine.testing``), one run is shared by the module's tests.
+by hand (``testkit.engine_targets``), one run is shared by the module's tests.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from sarif_schema import validate_sarif
+from testkit.engine_targets import HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
 from mutagent.cli import build_parser, main
 from mutagent.commands import run as run_command
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
 from mutagent.store import load_run_data
 
 SUBDIR = "services/agent"  # the target is not the repository root

@@ -1,6 +1,6 @@
 """``mutagent run`` end to end with the reports wired in: --json/--html/--junit, the gate, --shard, --since.
 
-One tiny target with hand-written mutants (``mutagent.engine.testing``), a single worker and a few
+One tiny target with hand-written mutants (``testkit.engine_targets``), a single worker and a few
 fresh baselines in all: the full run is shared by the output and gate tests, which re-run it from
 the store (nothing re-executed) with different flags.
 """
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit.engine_targets import HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
 from mutagent.cli import build_parser, main
 from mutagent.commands import run as run_command
-from mutagent.engine.config import build_config
-from mutagent.engine.testing import HandMutant, HandMutants, write_target
+from mutagent.config import build_config
 from mutagent.errors import UsageError
 from mutagent.store import load_run_data, store_path
 

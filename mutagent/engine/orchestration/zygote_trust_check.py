@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mutagent.engine.baseline import Baseline
-from mutagent.engine.pool import Job
+from mutagent.engine.orchestration.baseline import Baseline
+from mutagent.engine.orchestration.pool import Job
 
 CONTROL_ID = "zygote-control"
 AFFINITY = "zygote"  # the worker whose zygote is warm keeps getting the fresh-import jobs

@@ -15,11 +15,11 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from mutagent.engine.analysis import Locus, SourceMap, find_code, locate
-from mutagent.engine.baseline import Baseline
-from mutagent.engine.fingerprint import mutant_fingerprint
-from mutagent.engine.imports import ImportGraph, select_tests_in
-from mutagent.engine.narrow import Broad, Narrower
+from mutagent.engine.orchestration.baseline import Baseline
+from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
+from mutagent.engine.selection.fingerprint import mutant_fingerprint
+from mutagent.engine.selection.imports import ImportGraph, select_tests_in
+from mutagent.engine.selection.narrow import Broad, Narrower
 from mutagent.model import Mutant, Status
 
 FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests

@@ -26,10 +26,10 @@ from typing import Any
 import coverage
 import pytest
 
-from mutagent.engine import netblock
+from mutagent.engine.harness import netblock
+from mutagent.engine.harness.pytest_support import add_report, external_modules, shadow_check, short_message
+from mutagent.engine.harness.warm import complete_models
 from mutagent.engine.protocol import die_with_parent
-from mutagent.engine.pytest_support import add_report, external_modules, shadow_check, short_message
-from mutagent.engine.warm import complete_models
 
 with open(os.environ["MUTAGENT_BASELINE"], encoding="utf-8") as _handle:
     _config: dict[str, Any] = json.load(_handle)

@@ -2,9 +2,9 @@
 
 ``HandMutants`` is a mutant source whose mutants are written by hand as text replacements, so an
 engine test can inject exactly the misbehaviour it is about (a hang, ``os._exit``, a syntax
-error) independently of the operator library. ``python -m mutagent.engine.testing SPEC ARGS...``
-runs the real ``mutagent`` command line with such a source, for tests that must signal a
-separate process (SIGINT, SIGKILL).
+error) independently of the operator library. ``python ENGINE_TARGETS SPEC ARGS...`` (this file,
+run by its path) runs the real ``mutagent`` command line with such a source, for tests that must
+signal a separate process (SIGINT, SIGKILL).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
 
-from mutagent.engine.fingerprint import digest
+from mutagent.engine.selection.fingerprint import digest
 from mutagent.model import Location, Mutant, TextPatch
+
+ENGINE_TARGETS = str(Path(__file__).resolve())
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def tree_hash(root: Path, ignore: tuple[str, ...] = (".mutagent",)) -> dict[str,
 
 
 def main(argv: list[str]) -> int:
-    """``python -m mutagent.engine.testing SPEC.json run PATH [options]``."""
+    """``python tests/testkit/engine_targets.py SPEC.json run PATH [options]``."""
     from mutagent.cli import build_parser
     from mutagent.commands import run as run_command
     from mutagent.console import error

@@ -19,23 +19,23 @@ from filelock import FileLock, Timeout
 from rich.console import Console
 
 from mutagent import exitcodes
+from mutagent.config import EngineConfig
 from mutagent.console import warning
-from mutagent.engine import sandbox, zygote_control
-from mutagent.engine.baseline import Baseline, ForkedBaseline, RunningBaseline, start_baseline
-from mutagent.engine.classify import classify
-from mutagent.engine.config import EngineConfig
-from mutagent.engine.copyguard import CopyGuard
-from mutagent.engine.discover import Target, discover
-from mutagent.engine.faults import FAULT_LOG_FILE, collect_fault_log
-from mutagent.engine.fingerprint import baseline_key
-from mutagent.engine.imports import ImportGraph
-from mutagent.engine.invocation import common_pytest_args, option_arguments
-from mutagent.engine.mutants import MutantSource, OperatorMutants
-from mutagent.engine.order import KillerFirst
-from mutagent.engine.plan import FORK_ALLOWANCE, Plan, Planner
-from mutagent.engine.pool import Job, Pool
-from mutagent.engine.progress import RunProgress
-from mutagent.engine.stats import RunStats
+from mutagent.engine.orchestration import sandbox, zygote_trust_check
+from mutagent.engine.orchestration.baseline import Baseline, ForkedBaseline, RunningBaseline, start_baseline
+from mutagent.engine.orchestration.copyguard import CopyGuard
+from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
+from mutagent.engine.orchestration.invocation import common_pytest_args, option_arguments
+from mutagent.engine.orchestration.plan import FORK_ALLOWANCE, Plan, Planner
+from mutagent.engine.orchestration.pool import Job, Pool
+from mutagent.engine.orchestration.progress import RunProgress
+from mutagent.engine.orchestration.run_stats import RunStats
+from mutagent.engine.selection.discover import Target, discover
+from mutagent.engine.selection.fingerprint import baseline_key
+from mutagent.engine.selection.imports import ImportGraph
+from mutagent.engine.selection.mutant_source import MutantSource, OperatorMutants
+from mutagent.engine.selection.order import KillerFirst
+from mutagent.engine.verdict import classify
 from mutagent.errors import BaselineError, MutagentError, UsageError
 from mutagent.model import Mutant, MutantResult, Status, TestInfo
 from mutagent.store import STORE_DIR, Store
@@ -372,7 +372,7 @@ class Engine:
                 *(self.config.tests or []),
                 *self._common_args(),
                 "-p",
-                "mutagent.engine.worker_plugin",
+                "mutagent.engine.harness.worker_plugin",
             ]
             size = max(1, min(self.config.workers, jobs))
             env = {**self.env, "MUTAGENT_WORKER": str(config_path)}
@@ -507,17 +507,17 @@ class Engine:
         # longest first: the slowest mutants start early and do not leave one worker finishing alone
         jobs.sort(key=lambda job: -job.watchdog)
         fresh_imports = [job for job in jobs if job.payload["swap"] is None]
-        control = self._zygote_control(fresh_imports, fallback_allowance)
+        control = self._zygote_trust_check(fresh_imports, fallback_allowance)
         if control is not None:  # the fresh imports wait for it; the other mutants need not
             jobs = [control, *(job for job in jobs if job.payload["swap"] is not None)]
 
         order = KillerFirst() if self.config.fast else None
 
         def on_result(job: Job, result: dict[str, Any]) -> list[Job] | None:
-            if job.id == zygote_control.CONTROL_ID:
+            if job.id == zygote_trust_check.CONTROL_ID:
                 self.stats.record_cpu("zygote-control", result)
                 assert self.baseline is not None
-                note = zygote_control.settle(self.baseline, fresh_imports, job.payload["tests"], result)
+                note = zygote_trust_check.settle(self.baseline, fresh_imports, job.payload["tests"], result)
                 store.save_baseline(self.baseline_key, self.baseline.to_json())
                 if note:
                     warning(note)
@@ -537,8 +537,8 @@ class Engine:
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
 
-    def _zygote_control(self, jobs: list[Job], allowance: float) -> Job | None:
-        """The zygote's control job for the fresh-import ``jobs`` (see ``zygote_control``), or
+    def _zygote_trust_check(self, jobs: list[Job], allowance: float) -> Job | None:
+        """The zygote's control job for the fresh-import ``jobs`` (see ``zygote_trust_check``), or
         ``None`` when their launchers are settled without one."""
         baseline = self.baseline
         enabled = self.config.zygote and baseline is not None and bool(baseline.preload)
@@ -549,9 +549,9 @@ class Engine:
             return durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
 
         note = None
-        control = zygote_control.control_for(baseline, jobs, enabled, timeout_of, allowance)
+        control = zygote_trust_check.control_for(baseline, jobs, enabled, timeout_of, allowance)
         if control is None and enabled and baseline is not None and jobs:
-            note = zygote_control.settle(baseline, jobs, [], None)  # recorded in an earlier run
+            note = zygote_trust_check.settle(baseline, jobs, [], None)  # recorded in an earlier run
         if note:
             warning(note)
         return control

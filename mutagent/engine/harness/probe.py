@@ -17,8 +17,8 @@ from typing import Any
 
 import coverage
 
-from mutagent.engine.pytest_support import external_modules
-from mutagent.engine.warm import complete_models
+from mutagent.engine.harness.pytest_support import external_modules
+from mutagent.engine.harness.warm import complete_models
 
 
 class ChildProbe:

@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutagent.engine.discover import skipped_dir
+from mutagent.engine.selection.discover import skipped_dir
 
 Signature = tuple[int, int]  # (size, mtime_ns): shutil.copy2 preserves the modification time
 

@@ -25,13 +25,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from mutagent.engine import child as child_mod
-from mutagent.engine import probe, warm
-from mutagent.engine.fallback import FallbackRunner
-from mutagent.engine.faults import FAULT_LOG_FILE
-from mutagent.engine.procs import describe_exit, kill_group, process_cpu
+from mutagent.engine.harness import child as child_mod
+from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness.fresh_import import FallbackRunner
+from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
+from mutagent.engine.harness.zygote_client import ParentWatch
+from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
 from mutagent.engine.protocol import recv, send
-from mutagent.engine.zygote_client import ParentWatch
 
 
 def _cpu() -> float:
@@ -87,7 +87,7 @@ class Worker:
                 },
             )
             return
-        from mutagent.engine.pytest_support import shadow_check
+        from mutagent.engine.harness.pytest_support import shadow_check
 
         shadowed = shadow_check(self.config["modules"])
         if shadowed:

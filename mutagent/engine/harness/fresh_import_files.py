@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutagent.engine.procs import describe_exit
+from mutagent.engine.harness.procs import describe_exit
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import io
 import re
 import tokenize
 
-from mutagent.engine.imports import resolve_relative
+from mutagent.engine.selection.imports import resolve_relative
 
 PURE_CALLS = frozenset(
     {f"builtins.{name}" for name in (

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from mutagent.engine import netblock, probe
+from mutagent.engine.harness import netblock, probe
+from mutagent.engine.harness.pytest_support import add_report
 from mutagent.engine.protocol import die_with_parent
-from mutagent.engine.pytest_support import add_report
 
 _started = time.monotonic()
 # the environment as the engine gave it, before any conftest ran: fresh-import processes get this,
@@ -41,7 +41,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool:
-    from mutagent.engine.worker import Worker
+    from mutagent.engine.harness.worker import Worker
 
     Worker(session, _config, _reports, _started, _initial_env, _import_coverage).serve()
     return True

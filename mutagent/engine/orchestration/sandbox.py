@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutagent.engine.discover import skipped_dir
+from mutagent.engine.selection.discover import skipped_dir
 
 PREFIX = "mutagent-run-"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mutagent.engine.plan import Plan
+from mutagent.engine.orchestration.plan import Plan
 from mutagent.model import MutantResult, Status
 
 

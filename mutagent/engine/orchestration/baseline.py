@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
-from mutagent.engine.faults import FAULT_LOG_ENV, FAULT_LOG_FILE
+from mutagent.engine.orchestration.faults import FAULT_LOG_ENV, FAULT_LOG_FILE
 from mutagent.engine.protocol import parent_pid_env
 from mutagent.errors import BaselineError, MutagentError, UsageError
 
@@ -251,7 +251,7 @@ def start_baseline(
     config_path.write_text(
         json.dumps({"sources": sources, "modules": modules, "out": str(out_path)}), encoding="utf-8"
     )
-    command = [sys.executable, "-m", "pytest", *pytest_args, "-p", "mutagent.engine.baseline_plugin"]
+    command = [sys.executable, "-m", "pytest", *pytest_args, "-p", "mutagent.engine.harness.baseline_plugin"]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             command,

@@ -5,12 +5,12 @@ is imported again, so the warm workers (which imported the target at collection)
 it by swapping code objects. Starting ``python -m pytest`` for each such mutant costs a new
 interpreter plus every heavy import of the suite (``import anthropic`` alone is ~1.5 s of CPU).
 
-A worker starts one zygote (``python -m mutagent.engine.zygote CONFIG``) on its first
+A worker starts one zygote (``python -m mutagent.engine.harness.zygote CONFIG``) on its first
 fresh-import job. The zygote imports what the baseline session imported from *outside* the
 target copy (third-party packages, the standard library, pytest and its plugins) and nothing of
 the target or its tests, then serves fork requests: each child installs the job's environment,
 redirects its output to the job's log and runs ``pytest.main(args)`` in-process, exactly the
-arguments a fresh ``python -m pytest`` would get (the ``fallback_plugin`` among them loads the
+arguments a fresh ``python -m pytest`` would get (the ``fresh_import_plugin`` among them loads the
 mutated module from memory). The zygote itself never runs a test and never imports the target,
 so every child starts from the same clean state.
 
@@ -32,9 +32,9 @@ import time
 import traceback
 from typing import Any
 
+from mutagent.engine.harness.pytest_support import module_under
+from mutagent.engine.harness.warm import build_models, import_all
 from mutagent.engine.protocol import become_forked_child, die_with_parent, recv, send
-from mutagent.engine.pytest_support import module_under
-from mutagent.engine.warm import build_models, import_all
 
 
 def contamination(root: str) -> list[str]:

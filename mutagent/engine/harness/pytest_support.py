@@ -68,9 +68,9 @@ def shadow_check(modules: dict[str, str]) -> list[dict[str, str]]:
 
 # mutagent's own plugins: importing one has effects (coverage starts, a worker config is read)
 OWN_PLUGINS = (
-    "mutagent.engine.baseline_plugin",
-    "mutagent.engine.worker_plugin",
-    "mutagent.engine.fallback_plugin",
+    "mutagent.engine.harness.baseline_plugin",
+    "mutagent.engine.harness.worker_plugin",
+    "mutagent.engine.harness.fresh_import_plugin",
 )
 
 

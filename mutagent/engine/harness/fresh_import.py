@@ -1,7 +1,7 @@
 """A worker's fresh-import runs (mutants only a new import applies): through its zygote when it can,
 as a new ``python -m pytest`` process otherwise.
 
-Both launchers run the same pytest arguments with the same ``fallback_plugin`` and leave the same
+Both launchers run the same pytest arguments with the same ``fresh_import_plugin`` and leave the same
 files, which ``fallback_result.interpret`` reads, so the honesty rules cannot drift apart.
 
 The zygote is started lazily, on a worker's first fresh-import job (most runs have none). If it
@@ -20,10 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mutagent.engine.fallback_result import Exit, RunFiles, interpret, read_progress, timeout_result
-from mutagent.engine.procs import kill_group
+from mutagent.engine.harness.fresh_import_files import (
+    Exit,
+    RunFiles,
+    interpret,
+    read_progress,
+    timeout_result,
+)
+from mutagent.engine.harness.procs import kill_group
+from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 from mutagent.engine.protocol import parent_pid_env, send
-from mutagent.engine.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
 REAP_GRACE = 30.0  # seconds to wait for the zygote to fork, or to reap a killed child
@@ -69,7 +75,12 @@ class FallbackRunner:
         files = RunFiles.at(self.aux, f"fallback-{os.getpid()}-{self.runs}")
         spec = {**fallback, "out": str(files.out), "progress": str(files.progress)}
         files.spec.write_text(json.dumps(spec), encoding="utf-8")
-        args = [*job["tests"], *self.config["fallback_args"], "-p", "mutagent.engine.fallback_plugin"]
+        args = [
+            *job["tests"],
+            *self.config["fallback_args"],
+            "-p",
+            "mutagent.engine.harness.fresh_import_plugin",
+        ]
         if job.get("fast"):
             args.append("-x")
         env = {"MUTAGENT_FALLBACK": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from mutagent.engine import netblock
+from mutagent.engine.harness import netblock
+from mutagent.engine.harness.pytest_support import add_report, short_message
 from mutagent.engine.protocol import die_with_parent
-from mutagent.engine.pytest_support import add_report, short_message
 
 with open(os.environ["MUTAGENT_FALLBACK"], encoding="utf-8") as _handle:
     _spec: dict[str, Any] = json.load(_handle)

@@ -42,7 +42,7 @@ class ZygoteClient:
         env = {**env, "MUTAGENT_ZYGOTE_FDS": f"{to_read},{from_write}", **parent_pid_env()}
         with open(log, "ab") as handle:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "mutagent.engine.zygote", str(config_path)],
+                [sys.executable, "-m", "mutagent.engine.harness.zygote", str(config_path)],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from mutagent.engine.plan import Plan
-from mutagent.engine.pool import Job
+from mutagent.engine.orchestration.plan import Plan
+from mutagent.engine.orchestration.pool import Job
 from mutagent.model import MutantResult, Status
 
 

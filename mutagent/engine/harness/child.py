@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mutagent.engine.faults import FAULT_LOG_ENV
+from mutagent.engine.orchestration.faults import FAULT_LOG_ENV
 from mutagent.engine.protocol import become_forked_child, send
 
 CodeKey = tuple[str, str, int]  # (relative file, co_name, co_firstlineno)
@@ -77,7 +77,7 @@ def run_child(
         reports.clear()
         probe = None
         if measure is not None:
-            from mutagent.engine.probe import ChildProbe
+            from mutagent.engine.harness.probe import ChildProbe
 
             probe = ChildProbe(measure["sources"], measure["root"], measure.get("coverage"))
             if measure.get("fault_log"):  # the fake_model fixture logs what each test scripts

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mutagent import __version__
-from mutagent.engine.fingerprint import digest
+from mutagent.engine.selection.fingerprint import digest
 from mutagent.model import Mutant
 
 

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mutagent.engine.names import (
+from mutagent.engine.selection.names import (
     Broad,
     bound_names,
     dynamic_access,
@@ -51,7 +51,7 @@ from mutagent.engine.names import (
 )
 
 if TYPE_CHECKING:
-    from mutagent.engine.readers import FileScopes, Place
+    from mutagent.engine.selection.readers import FileScopes, Place
 
 __all__ = ["Broad", "Narrowed", "Narrower"]
 
@@ -107,7 +107,7 @@ class Narrower:
     def scopes(self, file: str) -> FileScopes:
         """The file's libcst scopes (libcst is imported on first use only)."""
         if file not in self._scopes:
-            from mutagent.engine.readers import FileScopes
+            from mutagent.engine.selection.readers import FileScopes
 
             self._scopes[file] = FileScopes(file, self.files[file])
         return self._scopes[file]

@@ -1,0 +1,5 @@
+"""Helpers for mutagent's own tests (not shipped): tiny generated targets with hand-written
+mutants (``engine_targets``) and hand-built runs for the report tests (``sample_runs``).
+
+``tests/conftest.py`` puts ``tests/`` on ``sys.path`` so every test folder imports ``testkit``.
+"""
