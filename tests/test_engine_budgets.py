@@ -16,6 +16,7 @@ from rich.console import Console
 from testkit.engine_targets import HandMutant, HandMutants, write_target
 
 from mutagent.config import EngineConfig
+from mutagent.engine.messages import JobResult
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.orchestration.plan import FORK_ALLOWANCE, Plan, Planner
 from mutagent.engine.orchestration.runner import Engine
@@ -87,7 +88,9 @@ def _plan(covering: list[str]) -> Plan:
 def test_a_crash_lists_the_tests_that_ran_and_the_one_running() -> None:
     plan = _plan(["t::a", "t::b", "t::c"])
     record = {"nodeid": "t::a", "outcome": "passed", "duration": 0.1, "message": ""}
-    result = classify(plan, {"status": "crash", "tests": [record], "running": "t::b", "detail": "died"})
+    result = classify(
+        plan, JobResult.from_wire({"status": "crash", "tests": [record], "running": "t::b", "detail": "died"})
+    )
     assert result.status is Status.RUNTIME_ERROR
     assert result.tests_run == ["t::a", "t::b"]  # t::c never ran: reports must not read it as passed
     assert result.killed_by == []
@@ -97,7 +100,9 @@ def test_a_crash_lists_the_tests_that_ran_and_the_one_running() -> None:
 def test_a_finished_run_says_nothing_about_tests_not_run() -> None:
     plan = _plan(["t::a"])
     record = {"nodeid": "t::a", "outcome": "failed", "duration": 0.1, "message": "boom"}
-    result = classify(plan, {"status": "done", "tests": [record], "running": None, "detail": ""})
+    result = classify(
+        plan, JobResult.from_wire({"status": "done", "tests": [record], "running": None, "detail": ""})
+    )
     assert result.status is Status.KILLED
     assert "selected tests ran" not in (result.status_reason or "")
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from testkit.engine_targets import write_target
 
 from mutagent.config import EngineConfig
+from mutagent.engine.messages import JobResult
 from mutagent.engine.orchestration.baseline import ForkedBaseline
 from mutagent.engine.orchestration.runner import Engine
 from mutagent.engine.selection.discover import discover
@@ -118,9 +119,10 @@ def test_the_forked_baseline_measures_what_the_plain_run_measures(tmp_path: Path
     assert all(c["outcome"] == "passed" for c in forked.control.values())  # type: ignore[attr-defined]
 
 
-def result(tests: list[tuple[str, str]], status: str = "done", measured: dict | None = None) -> dict:
+def result(tests: list[tuple[str, str]], status: str = "done", measured: dict | None = None) -> JobResult:
     record = [{"nodeid": n, "outcome": o, "duration": 0.01, "message": ""} for n, o in tests]
-    return {"status": status, "tests": record, "cpu": 0.02, "baseline": measured or {}, "detail": "boom"}
+    wire = {"status": status, "tests": record, "cpu": 0.02, "baseline": measured or {}, "detail": "boom"}
+    return JobResult.from_wire(wire)
 
 
 def test_a_batch_cut_short_leaves_its_missing_tests_failed() -> None:

@@ -2,11 +2,13 @@
 as a new ``python -m pytest`` process otherwise.
 
 Both launchers run the same pytest arguments with the same ``fresh_import_plugin`` and leave the same
-files, which ``fallback_result.interpret`` reads, so the honesty rules cannot drift apart.
+files, which ``fresh_import_files.interpret`` reads with ``verdict.fresh_import_end``'s rules, so the
+honesty rules cannot drift apart.
 
 The zygote is started lazily, on a worker's first fresh-import job (most runs have none). If it
-cannot start (a preload starts threads, imports the target...) or keeps dying, the worker falls
-back to plain subprocesses for the rest of the run: slower, never less honest.
+cannot start (a preload starts threads, imports the target...) or keeps dying, the worker uses new
+``python -m pytest`` processes (launcher ``FRESH_PROCESS``) for the rest of the run: slower, never
+less honest.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from mutagent.engine.harness.fresh_import_files import (
 )
 from mutagent.engine.harness.procs import kill_group
 from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
+from mutagent.engine.messages import JobResult, JobSpec, Launcher
 from mutagent.engine.protocol import parent_pid_env, send
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
 REAP_GRACE = 30.0  # seconds to wait for the zygote to fork, or to reap a killed child
 
 
-class FallbackRunner:
+class FreshImportRunner:
     """Runs one worker's fresh-import jobs, one at a time."""
 
     def __init__(
@@ -69,44 +72,46 @@ class FallbackRunner:
             self.zygote = None
 
     # --- one job ---------------------------------------------------------------------------
-    def run(self, job: dict[str, Any], temp_root: Path) -> dict[str, Any]:
-        fallback = job["fallback"]
+    def run(self, job: JobSpec, temp_root: Path) -> JobResult:
+        source = job.fresh_import
+        assert source is not None, "a fresh-import job carries the source to import"
         self.runs += 1
         files = RunFiles.at(self.aux, f"fallback-{os.getpid()}-{self.runs}")
-        spec = {**fallback, "out": str(files.out), "progress": str(files.progress)}
+        spec = {**source.to_wire(), "out": str(files.out), "progress": str(files.progress)}
         files.spec.write_text(json.dumps(spec), encoding="utf-8")
         args = [
-            *job["tests"],
+            *job.tests,
             *self.config["fallback_args"],
             "-p",
             "mutagent.engine.harness.fresh_import_plugin",
         ]
-        if job.get("fast"):
+        if job.fast:
             args.append("-x")
         env = {"MUTAGENT_FALLBACK": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
-        fresh_timeout = float(job.get("fallback_timeout") or float(job["timeout"]) + 2 * self.startup + 1.0)
+        fresh_timeout = float(job.fresh_import_timeout or job.timeout + 2 * self.startup + 1.0)
+        selected = list(job.tests)
         try:
             booted = 0.0
-            wants_zygote = job.get("launcher", "zygote") == "zygote"
+            wants_zygote = job.launcher in (None, Launcher.ZYGOTE)
             if wants_zygote:
                 booted = self._ensure_zygote()
             if wants_zygote and self.zygote is not None:
-                timeout = min(fresh_timeout, float(job["timeout"]) + self.startup + 1.0)
-                result = self._in_zygote(args, env, files, timeout, job["tests"])
-                result.update(launcher="zygote", zygote_boot=booted)
-            elif fallback.get("control"):
-                result = {"status": "error", "tests": [], "running": None, "detail": self.zygote_problem}
-            else:
-                result = self._in_subprocess(args, env, files, fresh_timeout, job["tests"])
-                result.update(launcher="fresh", zygote_problem=self.zygote_problem if wants_zygote else None)
-            return result
+                timeout = min(fresh_timeout, job.timeout + self.startup + 1.0)
+                result = self._in_zygote(args, env, files, timeout, selected)
+                return result.but(launcher=Launcher.ZYGOTE, zygote_boot=booted)
+            if source.control:
+                return JobResult.harness_error(self.zygote_problem or "")
+            result = self._in_subprocess(args, env, files, fresh_timeout, selected)
+            return result.but(
+                launcher=Launcher.FRESH_PROCESS, zygote_problem=self.zygote_problem if wants_zygote else None
+            )
         finally:
             files.remove()
 
     # --- a new python -m pytest process ----------------------------------------------------
     def _in_subprocess(
         self, args: list[str], env: dict[str, str], files: RunFiles, timeout: float, selected: list[str]
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         with open(files.log, "wb") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", *args],
@@ -164,7 +169,7 @@ class FallbackRunner:
 
     def _in_zygote(
         self, args: list[str], env: dict[str, str], files: RunFiles, timeout: float, selected: list[str]
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         zygote = self.zygote
         assert zygote is not None
         pid = 0
@@ -191,12 +196,9 @@ class FallbackRunner:
                 kill_group(pid)
             self._drop_zygote(str(exc))
             done, running = read_progress(files.progress)
-            return {
-                "status": "crash",
-                "tests": done,
-                "running": running,
-                "detail": f"{exc} while it ran this mutant's fresh import\n" + files.log_tail(),
-            }
+            return JobResult.crashed(
+                done, running, f"{exc} while it ran this mutant's fresh import\n" + files.log_tail()
+            )
         finally:
             self.current_group = None
         if timed_out:

@@ -1,9 +1,9 @@
-"""What a fresh-import run left behind (result JSON, progress lines, output log) -> a job result.
+"""What a fresh-import run left behind (result JSON, progress lines, output log), read back.
 
-Both launchers (a zygote child, a new ``python -m pytest``) leave the same files, so this one
-place holds the honesty rules of fresh imports: only tests pytest reported as failed kill; a
-process that dies without reporting is a crash (RuntimeError); a timeout or a crash keeps the
-list of the tests that really ran, and the one that was running.
+Both launchers (a zygote child, a new ``python -m pytest``) leave the same files; this module
+reads them, and ``mutagent.engine.verdict.fresh_import_end`` decides what they mean (only tests
+pytest reported as failed kill; a process that dies without reporting is a crash), so the rules
+live in one place for every launcher.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mutagent.engine.harness.procs import describe_exit
+from mutagent.engine.messages import JobResult, TestRecord
+from mutagent.engine.verdict import fresh_import_end
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,9 @@ class RunFiles:
             return ""
 
 
-def read_progress(path: Path) -> tuple[list[dict[str, Any]], str | None]:
+def read_progress(path: Path) -> tuple[list[TestRecord], str | None]:
     """Tests that finished (their records) and the one that started without finishing."""
-    tests: list[dict[str, Any]] = []
+    tests: list[TestRecord] = []
     running: str | None = None
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -58,7 +59,7 @@ def read_progress(path: Path) -> tuple[list[dict[str, Any]], str | None]:
         if "start" in event:
             running = event["start"]
         elif "test" in event:
-            tests.append(event["test"])
+            tests.append(TestRecord.from_wire(event["test"]))
             running = None
     return tests, running
 
@@ -82,59 +83,17 @@ class Exit:
         return cls(f"exited with code {code}", code in (1, 2, 3, 4))
 
 
-def interpret(files: RunFiles, ended: Exit, selected: list[str]) -> dict[str, Any]:
-    """A finished (not timed-out) run's result, from its files and how the process ended."""
+def interpret(files: RunFiles, ended: Exit, selected: list[str]) -> JobResult:
+    """A finished (not timed-out) run's result, from its files and how the process ended; the
+    rules are ``verdict.fresh_import_end``'s."""
     done, running = read_progress(files.progress)
     try:
-        data = json.loads(files.out.read_text(encoding="utf-8"))
+        report = json.loads(files.out.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        how = ended.how
-        return {
-            "status": "crash",
-            "tests": done,
-            "running": running,
-            "detail": f"fresh-import test process {how} without reporting\n" + files.log_tail(),
-        }
-    if data.get("partial") and data.get("import_error"):
-        if not ended.pytest_failure:  # pytest did not end by reporting the failure: a crash
-            return {
-                "status": "crash",
-                "tests": done,
-                "running": running,
-                "detail": f"fresh-import test process {ended.how} after the mutated module failed to import\n"
-                + data["import_error"],
-            }
-        # importing the mutated module raised and pytest stopped before running anything
-        # (a conftest imports the target): every selected test fails to even load
-        last = data["import_error"].strip().splitlines()[-1]
-        failed = [
-            {
-                "nodeid": nodeid,
-                "outcome": "failed",
-                "duration": 0.0,
-                "text": data["import_error"],
-                "message": f"import: {last}",
-            }
-            for nodeid in selected
-        ]
-        return {"status": "done", "tests": failed, "running": None, "detail": ""}
-    if data.get("harness_error"):
-        return {"status": "error", "tests": [], "running": None, "detail": data["harness_error"]}
-    if not data.get("loaded"):
-        return {
-            "status": "error",
-            "tests": data.get("tests", []),
-            "running": None,
-            "detail": "the selected tests never imported the mutated module",
-        }
-    return {"status": "done", "tests": data.get("tests", []), "running": None, "detail": ""}
+        report = None
+    return fresh_import_end(report, done, running, ended.how, ended.pytest_failure, selected, files.log_tail)
 
 
-def timeout_result(files: RunFiles, timeout: float) -> dict[str, Any]:
+def timeout_result(files: RunFiles, timeout: float) -> JobResult:
     done, running = read_progress(files.progress)
-    return {
-        "status": "timeout",
-        "tests": done,
-        "running": running,
-        "detail": f"fresh-import run gave no result within {timeout:.1f}s",
-    }
+    return JobResult.timed_out(done, running, f"fresh-import run gave no result within {timeout:.1f}s")

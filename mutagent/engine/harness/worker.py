@@ -3,7 +3,7 @@
 Per job it either forks a child that swaps code objects and runs the selected collected items
 (fast: no interpreter start, no imports, no collection), or, for mutants only a fresh import can
 apply (module level, class bodies, functions not loaded at collection, closure mismatch), hands
-the job to ``fallback.FallbackRunner``: a fresh pytest run, forked from the worker's zygote, with
+the job to ``fresh_import.FreshImportRunner``: a fresh pytest run, forked from the worker's zygote, with
 an import hook that loads the mutated module from memory.
 
 The worker enforces each job's timeout itself (SIGKILL to the child's process group) and watches
@@ -22,14 +22,16 @@ import shutil
 import signal
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mutagent.engine.harness import child as child_mod
 from mutagent.engine.harness import probe, warm
-from mutagent.engine.harness.fresh_import import FallbackRunner
+from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.zygote_client import ParentWatch
+from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
 from mutagent.engine.protocol import recv, send
 
@@ -68,7 +70,7 @@ class Worker:
         initial = os.environ if initial_env is None else initial_env
         fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
         watch = ParentWatch(self.in_fd, self._engine_gone)
-        self.fallback = FallbackRunner(config, fresh_env, self.startup, watch)
+        self.fresh_imports = FreshImportRunner(config, fresh_env, self.startup, watch)
         self.import_coverage = import_coverage
         self.coverage: Any = None
         self.warm_file_read = False
@@ -111,17 +113,17 @@ class Worker:
         while True:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
-                self.fallback.stop()
+                self.fresh_imports.stop()
                 return
             warmed = self._warm_up() if not self.warm_file_read else None
-            result = self.handle(message)
-            if "baseline" in result:
-                self._learn(result["baseline"])
+            result = self.handle(str(message["id"]), JobSpec.from_wire(message))
+            if result.baseline is not None:
+                self._learn(result.baseline)
             if warmed is not None:
-                result["warm"] = warmed
+                result = result.but(warm=warmed)
             elif self.started_thread is not None:
-                result["warm"] = {"started_thread": self.started_thread}
-            send(self.out_fd, result)
+                result = result.but(warm={"started_thread": self.started_thread})
+            send(self.out_fd, result.to_wire())
             self.jobs_done += 1
 
     def _warm_up(self) -> dict[str, Any] | None:
@@ -137,7 +139,7 @@ class Worker:
         except (OSError, ValueError, KeyError):
             return None
         self.warm_file_read = True
-        self.fallback.use_zygote(plan.get("zygote"))
+        self.fresh_imports.use_zygote(plan.get("zygote"))
         started = time.monotonic()
         built = self._load(plan.get("preload", []), plan.get("models", []))
         return {
@@ -169,7 +171,7 @@ class Worker:
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
             kill_group(self.current_group)
-        self.fallback.stop()
+        self.fresh_imports.stop()
         os._exit(128 + signum)
 
     def _parent_gone(self) -> bool:
@@ -180,56 +182,48 @@ class Worker:
         """The engine died mid-job: stop what runs for it and leave."""
         if self.current_group:
             kill_group(self.current_group)
-        self.fallback.stop()
+        self.fresh_imports.stop()
         os._exit(1)
 
     # --- jobs ----------------------------------------------------------------------------
-    def handle(self, job: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, job_id: str, job: JobSpec) -> JobResult:
         started = time.monotonic()
-        cpu_before = _cpu() + self.fallback.child_cpu
-        missing = [nodeid for nodeid in job["tests"] if nodeid not in self.items]
+        cpu_before = _cpu() + self.fresh_imports.child_cpu
+        missing = [nodeid for nodeid in job.tests if nodeid not in self.items]
+        mode = Mode.NONE
         if missing:
-            result = {
-                "status": "error",
-                "detail": f"tests not collected by the worker: {', '.join(missing)}",
-                "tests": [],
-                "running": None,
-            }
-            mode = "none"
+            result = JobResult.harness_error(f"tests not collected by the worker: {', '.join(missing)}")
         else:
-            mode = "none"
             try:
                 mode, swaps, why = self._choose_mode(job)
-                if mode == "fallback":
+                if mode is Mode.FRESH_IMPORT:
                     temp_root = self._temp_root()
                     try:
-                        result = self.fallback.run(job, temp_root)
+                        result = self.fresh_imports.run(job, temp_root)
                     finally:
                         shutil.rmtree(temp_root, ignore_errors=True)
-                    result["fallback_reason"] = why
+                    result = result.but(fresh_import_reason=why)
                 else:
                     result = self._run_forked(job, swaps)
             except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
-                result = {"status": "error", "detail": traceback.format_exc(), "tests": [], "running": None}
-        cpu = _cpu() + self.fallback.child_cpu - cpu_before
-        result.update(type="result", id=job["id"], mode=mode, elapsed=time.monotonic() - started, cpu=cpu)
-        return result
+                result = JobResult.harness_error(traceback.format_exc())
+        cpu = _cpu() + self.fresh_imports.child_cpu - cpu_before
+        return result.but(job_id=job_id, mode=mode, elapsed=time.monotonic() - started, cpu=cpu)
 
-    def _choose_mode(self, job: dict[str, Any]) -> tuple[str, list[tuple[Any, Any]], str]:
-        levels = job.get("swap")
-        if levels is None:
-            return "fallback", [], job.get("fallback_reason") or "runs at import time"
+    def _choose_mode(self, job: JobSpec) -> tuple[Mode, list[tuple[Any, Any]], str]:
+        if job.swap is None:
+            return Mode.FRESH_IMPORT, [], job.fresh_import_reason or "runs at import time"
         swaps: list[tuple[Any, Any]] = []
-        for position, level in enumerate(levels):
-            key = tuple(level["key"])
-            code = marshal.loads(level["code"])
+        for position, level in enumerate(job.swap):
+            key = level.key
+            code = marshal.loads(level.code)
             live = self.index.get(key, [])  # type: ignore[call-overload]
             if position == 0 and not live:
-                return "fallback", [], f"{key[1]} is not loaded after collection"
+                return Mode.FRESH_IMPORT, [], f"{key[1]} is not loaded after collection"
             if any(function.__code__.co_freevars != code.co_freevars for function in live):
-                return "fallback", [], f"the closure variables of {key[1]} change"
+                return Mode.FRESH_IMPORT, [], f"the closure variables of {key[1]} change"
             swaps.append((key, code))
-        return ("swap" if swaps else "plain"), swaps, ""
+        return (Mode.SWAP if swaps else Mode.PLAIN), swaps, ""
 
     def _temp_root(self) -> Path:
         """A fresh ``tmp_path`` root per child or fresh-import run, deleted right after it: a child
@@ -238,8 +232,8 @@ class Worker:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _run_forked(self, job: dict[str, Any], swaps: list[tuple[Any, Any]]) -> dict[str, Any]:
-        items = [self.items[nodeid] for nodeid in job["tests"]]
+    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
+        items = [self.items[nodeid] for nodeid in job.tests]
         temp_root = self._temp_root()
 
         def prepare() -> None:
@@ -257,7 +251,7 @@ class Worker:
                 prepare,
                 items,
                 self.reports,
-                bool(job.get("fast")),
+                job.fast,
                 parent=me,
                 measure={
                     "sources": self.config["targets"],
@@ -265,7 +259,7 @@ class Worker:
                     "coverage": self.coverage,
                     "fault_log": os.path.join(self.config["aux"], FAULT_LOG_FILE),
                 }
-                if job.get("baseline")
+                if job.measure_baseline
                 else None,
             )
         os.close(write_fd)
@@ -275,15 +269,15 @@ class Worker:
             pass
         self.current_group = pid
         try:
-            return self._watch_child(pid, read_fd, float(job["timeout"]), job.get("budgets"))
+            return self._watch_child(pid, read_fd, job.timeout, job.budgets)
         finally:
             self.current_group = None
             os.close(read_fd)
             shutil.rmtree(temp_root, ignore_errors=True)
 
     def _watch_child(
-        self, pid: int, read_fd: int, timeout: float, budgets: dict[str, float] | None = None
-    ) -> dict[str, Any]:
+        self, pid: int, read_fd: int, timeout: float, budgets: Mapping[str, float] | None = None
+    ) -> JobResult:
         """Follow the child's reports until it is done, dies, exceeds the job's ``timeout``, or
         burns more CPU in one test than that test's own budget.
 
@@ -294,7 +288,7 @@ class Worker:
         """
         deadline = time.monotonic() + timeout
         budgets = budgets or {}
-        tests: list[dict[str, Any]] = []
+        tests: list[TestRecord] = []
         running: str | None = None
         overran: str | None = None
         started_cpu: float | None = None  # the child's CPU when the budgeted running test started
@@ -315,7 +309,7 @@ class Worker:
             readable, _, _ = select.select([read_fd, self.in_fd], [], [], wait)
             if self.in_fd in readable and self._parent_gone():
                 kill_group(pid)
-                self.fallback.stop()
+                self.fresh_imports.stop()
                 os._exit(1)
             if read_fd not in readable:
                 continue
@@ -326,7 +320,7 @@ class Worker:
                 running = message[1]
                 started_cpu = process_cpu(pid) if running in budgets else None
             elif message[0] == "test":
-                tests.append(message[1])
+                tests.append(TestRecord.from_wire(message[1]))
                 running, started_cpu = None, None
             elif message[0] == "baseline":
                 measured = message[1]
@@ -340,7 +334,12 @@ class Worker:
         _, wait_status = os.waitpid(pid, 0)
         if status == "crash":
             detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
-        result = {"status": status, "tests": tests, "running": running, "detail": detail, "overran": overran}
-        if measured is not None:
-            result["baseline"] = measured
-        return result
+        if status == "done":
+            result = JobResult.done(tests)
+        elif status == "timeout":
+            result = JobResult.timed_out(tests, running, detail, overran)
+        elif status == "crash":
+            result = JobResult.crashed(tests, running, detail)
+        else:
+            result = JobResult.harness_error(detail, tests).but(running=running)
+        return result.but(baseline=measured)

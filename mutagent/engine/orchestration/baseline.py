@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
+from mutagent.engine.messages import JobResult
 from mutagent.engine.orchestration.faults import FAULT_LOG_ENV, FAULT_LOG_FILE
 from mutagent.engine.protocol import parent_pid_env
 from mutagent.errors import BaselineError, MutagentError, UsageError
@@ -120,6 +121,20 @@ def _error_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+def outcome_of(nodeid: str, result: JobResult) -> dict[str, Any]:
+    """What the baseline stores about one test of a plain job (a measured batch or a control run):
+    its record when the job reported it, else how the job ended."""
+    record = result.record_of(nodeid)
+    if record is None:
+        return {"outcome": result.status.value, "duration": 0.0, "message": result.last_detail_line()}
+    return {
+        "outcome": record.outcome,
+        "duration": record.duration,
+        "message": record.message,
+        "cpu": result.cpu,  # all threads, for the per-test CPU budget
+    }
+
+
 class ForkedBaseline:
     """A baseline assembled from forked children (the runner feeds it each job's result):
     per test one child measured by ``probe`` (coverage, duration, outcome), then one plain child,
@@ -142,30 +157,17 @@ class ForkedBaseline:
         self.models: set[str] = set()
 
     @staticmethod
-    def _record(nodeid: str, result: dict[str, Any]) -> dict[str, Any]:
-        record = next((t for t in result.get("tests", []) if t["nodeid"] == nodeid), None)
-        if record is None:
-            lines = (result.get("detail") or "").strip().splitlines()
-            return {
-                "outcome": result.get("status", "error"),
-                "duration": 0.0,
-                "message": lines[-1] if lines else "",
-            }
-        return {
-            "outcome": record["outcome"],
-            "duration": record["duration"],
-            "message": record.get("message", ""),
-            "cpu": float(result.get("cpu", 0.0)),  # all threads, for the per-test CPU budget
-        }
+    def _record(nodeid: str, result: JobResult) -> dict[str, Any]:
+        return outcome_of(nodeid, result)
 
-    def add_control(self, nodeid: str, result: dict[str, Any]) -> None:
+    def add_control(self, nodeid: str, result: JobResult) -> None:
         self.control[nodeid] = self._record(nodeid, result)
 
-    def add(self, nodeids: list[str], result: dict[str, Any]) -> None:
+    def add(self, nodeids: list[str], result: JobResult) -> None:
         """One measured batch: ``nodeids`` ran in order in one child."""
         for nodeid in nodeids:
             self.records[nodeid] = self._record(nodeid, result)
-        measured = result.get("baseline") or {}
+        measured = result.baseline or {}
         for file, by_line in measured.get("lines", {}).items():
             per_line = self.lines.setdefault(file, {})
             for number, tests in by_line.items():

@@ -1,8 +1,8 @@
-"""From mutants to jobs: covering tests, fingerprints, statuses decided without running, payloads.
+"""From mutants to jobs: covering tests, fingerprints, statuses decided without running, job specs.
 
 Planning happens in two steps so that a re-run with nothing changed never creates a workspace:
 ``Planner.plan`` needs only the original sources and the baseline (tests, fingerprint, Ignored,
-CompileError, NoCoverage); ``Planner.payload`` compiles the mutant under the copy's path and
+CompileError, NoCoverage); ``Planner.job_spec`` compiles the mutant under the copy's path and
 extracts the code objects a warm worker will swap in.
 """
 
@@ -13,16 +13,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import Any
 
+from mutagent.engine.messages import CodeSwap, FreshImportSource, JobSpec
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
 from mutagent.engine.selection.narrow import Broad, Narrower
+from mutagent.engine.verdict import FORK_ALLOWANCE, cpu_budget, time_limit
 from mutagent.model import Mutant, Status
 
-FORK_ALLOWANCE = 0.5  # seconds per mutant for fork + code swap + reporting, on top of the tests
+__all__ = ["FORK_ALLOWANCE", "Plan", "Planner", "breadth_of", "focused_first"]
 
 
 def breadth_of(coverage: dict[str, dict[int, list[str]]]) -> dict[str, int]:
@@ -173,15 +174,14 @@ class Planner:
             plan.status, plan.reason = Status.NO_COVERAGE, "no test runs this code"
             return plan
         durations = sum(self.baseline.duration(t) for t in covering)
-        plan.timeout = durations * self.factor + self.constant + FORK_ALLOWANCE
+        plan.timeout = time_limit(durations, self.factor, self.constant)
         return plan
 
     def test_budget(self, nodeid: str) -> float:
-        """CPU seconds one test may burn in a mutant's process: the rule of a one-test job's
-        timeout, applied to the larger of its baseline wall duration and its baseline CPU time
-        (a test keeping several cores busy uses more CPU than wall time)."""
-        base = max(self.baseline.duration(nodeid), self.baseline.cpu(nodeid))
-        return base * self.factor + self.constant + FORK_ALLOWANCE
+        """CPU seconds one test may burn in a mutant's process (``verdict.cpu_budget``)."""
+        return cpu_budget(
+            self.baseline.duration(nodeid), self.baseline.cpu(nodeid), self.factor, self.constant
+        )
 
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))
@@ -189,13 +189,13 @@ class Planner:
             self._original_code[key] = compile(self.sources[file], str(path), "exec", dont_inherit=True)
         return self._original_code[key]
 
-    def payload(self, plan: Plan, copy_root: Path, module: str, fallback_timeout: float) -> dict[str, Any]:
+    def job_spec(self, plan: Plan, copy_root: Path, module: str, fresh_import_allowance: float) -> JobSpec:
         """What a worker needs to run ``plan``: the tests, the code objects to swap (``None``
-        when only a fresh import can apply the mutant) and the fresh-import fallback."""
+        when only a fresh import can apply the mutant) and the source a fresh import loads."""
         mutant = plan.mutant
         path = copy_root / mutant.file
         mutated_source = mutant.mutated_source(self.sources[mutant.file])
-        swap: list[dict[str, Any]] | None = None
+        swap: list[CodeSwap] | None = None
         reason = "runs at import time (module level, class body or a top-level def header)"
         if plan.locus.levels:
             mutated = compile(mutated_source, str(path), "exec", dont_inherit=True)
@@ -206,14 +206,14 @@ class Planner:
                 if old is None or new is None:
                     swap, reason = None, f"no unique code object for {name} at line {firstlineno}"
                     break
-                swap.append({"key": (mutant.file, name, firstlineno), "code": marshal.dumps(new)})
-        return {
-            "tests": plan.covering,
-            "fast": self.fast,
-            "timeout": plan.timeout,
-            "budgets": {t: self.test_budget(t) for t in plan.covering},
-            "fallback_timeout": plan.timeout + fallback_timeout,
-            "swap": swap,
-            "fallback_reason": reason,
-            "fallback": {"module": module, "path": str(path), "source": mutated_source},
-        }
+                swap.append(CodeSwap((mutant.file, name, firstlineno), marshal.dumps(new)))
+        return JobSpec(
+            tests=tuple(plan.covering),
+            timeout=plan.timeout,
+            fast=self.fast,
+            budgets={t: self.test_budget(t) for t in plan.covering},
+            swap=None if swap is None else tuple(swap),
+            fresh_import=FreshImportSource(module, str(path), mutated_source),
+            fresh_import_timeout=plan.timeout + fresh_import_allowance,
+            fresh_import_reason=reason,
+        )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
+from mutagent.engine.messages import JobResult, JobSpec
 from mutagent.engine.protocol import parent_pid_env, recv, send
 from mutagent.errors import MutagentError, UsageError
 
@@ -29,10 +30,10 @@ SPREAD_AFFINITY_AT = 4  # waiting jobs of one affinity that justify warming a se
 
 @dataclass
 class Job:
-    """One unit of work for a worker; ``payload`` is what travels, ``data`` stays with the engine."""
+    """One unit of work for a worker; ``spec`` is what travels, ``data`` stays with the engine."""
 
     id: str
-    payload: dict[str, Any]
+    spec: JobSpec
     watchdog: float  # seconds after which a silent worker is presumed hung and killed
     attempts: int = 0
     data: Any = None
@@ -181,13 +182,13 @@ class Pool:
     def run(
         self,
         jobs: list[Job],
-        on_result: Callable[[Job, dict[str, Any]], list[Job] | None],
+        on_result: Callable[[Job, JobResult], list[Job] | None],
         on_tick: Callable[[], None] | None = None,
         on_assign: Callable[[Job], None] | None = None,
     ) -> None:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
         and may return follow-up jobs, which run next (jobs that had to wait for that result);
-        ``on_assign`` may still adjust a job's payload the moment a worker takes it."""
+        ``on_assign`` may still adjust a job's spec the moment a worker takes it."""
         self.on_assign = on_assign
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
@@ -231,12 +232,12 @@ class Pool:
             worker.served.add(job.affinity)
         worker.deadline = time.monotonic() + job.watchdog + WATCHDOG_GRACE
         try:
-            send(worker.to_worker, {"type": "job", "id": job.id, **job.payload})
+            send(worker.to_worker, job.spec.to_wire(job.id))
         except OSError:
             pass  # its death shows up as end-of-file on the other pipe
 
     def _on_readable(
-        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, dict[str, Any]], list[Job] | None]
+        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, JobResult], list[Job] | None]
     ) -> None:
         message = recv(worker.from_worker)
         if message is None:
@@ -252,11 +253,12 @@ class Pool:
         elif kind == "fatal":
             self._fatal(worker, message)
         elif kind == "result" and worker.job is not None:
-            if "warm" in message:
-                worker.info["warm"] = message["warm"]
+            result = JobResult.from_wire(message)
+            if result.warm is not None:
+                worker.info["warm"] = result.warm
             job = worker.job
             worker.state, worker.job = "idle", None
-            queue.extendleft(reversed(on_result(job, message) or []))
+            queue.extendleft(reversed(on_result(job, result) or []))
 
     def _fatal(self, worker: _Worker, message: dict[str, Any]) -> None:
         self._retire(worker)
@@ -276,7 +278,7 @@ class Pool:
         self,
         worker: _Worker,
         queue: deque[Job],
-        on_result: Callable[[Job, dict[str, Any]], list[Job] | None],
+        on_result: Callable[[Job, JobResult], list[Job] | None],
         why: str | None,
     ) -> None:
         was_starting = worker.state == "starting"
@@ -306,17 +308,7 @@ class Pool:
             queue.appendleft(job)
         else:
             follow = on_result(
-                job,
-                {
-                    "type": "result",
-                    "id": job.id,
-                    "status": "worker_died",
-                    "tests": [],
-                    "running": None,
-                    "mode": "?",
-                    "elapsed": 0.0,
-                    "detail": f"the worker process {how} while running this job, twice",
-                },
+                job, JobResult.worker_died(job.id, f"the worker process {how} while running this job, twice")
             )
             queue.extendleft(reversed(follow or []))
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
+
+from mutagent.engine.messages import JobEnd, JobResult, Launcher, Mode
 
 
 @dataclass
@@ -39,27 +40,27 @@ class RunStats:
     def median_overhead(self) -> float | None:
         return statistics.median(self.overheads) if self.overheads else None
 
-    def record_cpu(self, kind: str, result: dict[str, Any]) -> None:
-        self.cpu.setdefault(kind, []).append(float(result.get("cpu", 0.0)))
+    def record_cpu(self, kind: str, result: JobResult) -> None:
+        self.cpu.setdefault(kind, []).append(result.cpu)
 
-    def record_job(self, result: dict[str, Any]) -> str | None:
+    def record_job(self, result: JobResult) -> str | None:
         """Account one mutant's job; returns a warning when a fresh import could not use the zygote."""
-        mode, launcher = result.get("mode"), result.get("launcher")
-        self.record_cpu(f"{mode}:{launcher}" if launcher else str(mode), result)
+        mode, launcher = result.mode, result.launcher
+        self.record_cpu(f"{mode.value}:{launcher.value}" if launcher else mode.value, result)
         self.ran += 1
-        elapsed = float(result.get("elapsed", 0.0))
-        if mode == "fallback":
+        elapsed = result.elapsed
+        if mode is Mode.FRESH_IMPORT:
             self.fresh_imports += 1
-            boot = float(result.get("zygote_boot") or 0.0)
+            boot = result.zygote_boot
             self.zygote_boots += 1 if boot else 0
             self.fallback_costs.append(max(0.0, elapsed - boot))
-            if launcher == "zygote":
+            if launcher is Launcher.ZYGOTE:
                 self.zygote_imports += 1
-            elif result.get("zygote_problem"):
-                return f"fresh imports run as new processes (slower): {result['zygote_problem']}"
-        elif mode == "swap":
+            elif result.zygote_problem:
+                return f"fresh imports run as new processes (slower): {result.zygote_problem}"
+        elif mode is Mode.SWAP:
             self.swapped += 1
-            if result.get("status") == "done":
-                test_time = sum(float(t.get("duration", 0.0)) for t in result.get("tests", []))
+            if result.status is JobEnd.DONE:
+                test_time = sum(t.duration for t in result.tests)
                 self.overheads.append(max(0.0, elapsed - test_time))
         return None

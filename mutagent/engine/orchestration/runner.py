@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock, Timeout
 from rich.console import Console
@@ -21,12 +20,19 @@ from rich.console import Console
 from mutagent import exitcodes
 from mutagent.config import EngineConfig
 from mutagent.console import warning
+from mutagent.engine.messages import JobEnd, JobResult, JobSpec
 from mutagent.engine.orchestration import sandbox, zygote_trust_check
-from mutagent.engine.orchestration.baseline import Baseline, ForkedBaseline, RunningBaseline, start_baseline
+from mutagent.engine.orchestration.baseline import (
+    Baseline,
+    ForkedBaseline,
+    RunningBaseline,
+    outcome_of,
+    start_baseline,
+)
 from mutagent.engine.orchestration.copyguard import CopyGuard
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
 from mutagent.engine.orchestration.invocation import common_pytest_args, option_arguments
-from mutagent.engine.orchestration.plan import FORK_ALLOWANCE, Plan, Planner
+from mutagent.engine.orchestration.plan import Plan, Planner
 from mutagent.engine.orchestration.pool import Job, Pool
 from mutagent.engine.orchestration.progress import RunProgress
 from mutagent.engine.orchestration.run_stats import RunStats
@@ -35,7 +41,7 @@ from mutagent.engine.selection.fingerprint import baseline_key
 from mutagent.engine.selection.imports import ImportGraph
 from mutagent.engine.selection.mutant_source import MutantSource, OperatorMutants
 from mutagent.engine.selection.order import KillerFirst
-from mutagent.engine.verdict import classify
+from mutagent.engine.verdict import classify, time_limit
 from mutagent.errors import BaselineError, MutagentError, UsageError
 from mutagent.model import Mutant, MutantResult, Status, TestInfo
 from mutagent.store import STORE_DIR, Store
@@ -303,9 +309,8 @@ class Engine:
         measured = ForkedBaseline(collected, imports)
 
         def job(kind: str, tests: list[str]) -> Job:
-            payload = {"tests": tests, "fast": False, "timeout": BASELINE_TIMEOUT, "swap": []}
-            payload["baseline"] = kind == "baseline"
-            return Job(f"{kind}:{tests[0]}", payload, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
+            spec = JobSpec.plain(tests, BASELINE_TIMEOUT, measure_baseline=kind == "baseline")
+            return Job(f"{kind}:{tests[0]}", spec, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
 
         # Measured batches first (contiguous slices of the collection order, a few per worker),
         # then every test alone (the control run), when the workers have warmed up.
@@ -313,7 +318,7 @@ class Engine:
         jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
         jobs += [job("control", [nodeid]) for nodeid in collected]
 
-        def on_result(job: Job, result: dict[str, Any]) -> None:
+        def on_result(job: Job, result: JobResult) -> None:
             kind, tests = job.data
             self.stats.record_cpu(kind, result)
             if kind == "baseline":
@@ -420,33 +425,17 @@ class Engine:
         pool = self._ensure_pool(len(passing))
         jobs = []
         for nodeid in passing:
-            timeout = baseline.duration(nodeid) * self.config.timeout_factor + self.config.timeout_constant
-            payload = {
-                "tests": [nodeid],
-                "fast": False,
-                "timeout": timeout + FORK_ALLOWANCE,
-                "swap": [],
-                "fallback": None,
-            }
-            jobs.append(Job(f"control:{nodeid}", payload, watchdog=timeout + FORK_ALLOWANCE, data=nodeid))
+            timeout = time_limit(
+                baseline.duration(nodeid), self.config.timeout_factor, self.config.timeout_constant
+            )
+            spec = JobSpec.plain([nodeid], timeout)
+            jobs.append(Job(f"control:{nodeid}", spec, watchdog=timeout, data=nodeid))
 
-        def on_result(job: Job, result: dict[str, Any]) -> None:
+        def on_result(job: Job, result: JobResult) -> None:
             self.stats.record_cpu("control", result)
-            record = next((t for t in result.get("tests", []) if t["nodeid"] == job.data), None)
-            if result["status"] == "done" and record is not None:
-                baseline.control[job.data] = {
-                    "outcome": record["outcome"],
-                    "duration": record["duration"],
-                    "message": record.get("message", ""),
-                    "cpu": float(result.get("cpu", 0.0)),  # all threads, for the per-test CPU budget
-                }
-            else:
-                lines = (result.get("detail") or "").strip().splitlines()
-                baseline.control[job.data] = {
-                    "outcome": result["status"],
-                    "duration": 0.0,
-                    "message": lines[-1] if lines else "",
-                }
+            # a test's record counts only from a job that ended normally
+            done = result if result.status is JobEnd.DONE else result.but(tests=())
+            baseline.control[job.data] = outcome_of(job.data, done)
             progress.advance(Status.PENDING)
 
         with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
@@ -501,23 +490,24 @@ class Engine:
         jobs = []
         for plan in pending:
             name, _ = self.target.module_name(plan.mutant.file)
-            payload = planner.payload(plan, self.copy_root, name, fallback_allowance)
-            watchdog = plan.timeout + (fallback_allowance if payload["swap"] is None else 0.0)
-            jobs.append(Job(plan.mutant.id, payload, watchdog=watchdog + fallback_allowance, data=plan))
+            spec = planner.job_spec(plan, self.copy_root, name, fallback_allowance)
+            watchdog = plan.timeout + (fallback_allowance if spec.needs_fresh_import else 0.0)
+            jobs.append(Job(plan.mutant.id, spec, watchdog=watchdog + fallback_allowance, data=plan))
         # longest first: the slowest mutants start early and do not leave one worker finishing alone
         jobs.sort(key=lambda job: -job.watchdog)
-        fresh_imports = [job for job in jobs if job.payload["swap"] is None]
+        fresh_imports = [job for job in jobs if job.spec.needs_fresh_import]
         control = self._zygote_trust_check(fresh_imports, fallback_allowance)
         if control is not None:  # the fresh imports wait for it; the other mutants need not
-            jobs = [control, *(job for job in jobs if job.payload["swap"] is not None)]
+            jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
 
         order = KillerFirst() if self.config.fast else None
 
-        def on_result(job: Job, result: dict[str, Any]) -> list[Job] | None:
+        def on_result(job: Job, result: JobResult) -> list[Job] | None:
             if job.id == zygote_trust_check.CONTROL_ID:
                 self.stats.record_cpu("zygote-control", result)
                 assert self.baseline is not None
-                note = zygote_trust_check.settle(self.baseline, fresh_imports, job.payload["tests"], result)
+                checked = list(job.spec.tests)
+                note = zygote_trust_check.settle(self.baseline, fresh_imports, checked, result)
                 store.save_baseline(self.baseline_key, self.baseline.to_json())
                 if note:
                     warning(note)
@@ -546,7 +536,7 @@ class Engine:
         def timeout_of(tests: list[str]) -> float:
             assert baseline is not None
             durations = sum(baseline.duration(t) for t in tests)
-            return durations * self.config.timeout_factor + self.config.timeout_constant + FORK_ALLOWANCE
+            return time_limit(durations, self.config.timeout_factor, self.config.timeout_constant)
 
         note = None
         control = zygote_trust_check.control_for(baseline, jobs, enabled, timeout_of, allowance)
@@ -577,7 +567,7 @@ class Engine:
                 "edited during the run: later verdicts may mix old and new code"
             )
 
-    def _account(self, result: dict[str, Any]) -> None:
+    def _account(self, result: JobResult) -> None:
         note = self.stats.record_job(result)
         if note and note not in self._zygote_warnings:
             self._zygote_warnings.add(note)

@@ -1,4 +1,4 @@
-"""The zygote's control run: are the tests that judge fresh-import mutants green in a zygote child?
+"""The zygote's trust check: are the tests that judge fresh-import mutants green in a zygote child?
 
 A zygote imports the suite's third-party modules *before* the target's conftest runs, where a
 plain ``python -m pytest`` imports them from inside it. A suite whose setup depends on that order
@@ -13,8 +13,8 @@ only tests it never checked. A mutant judged by any test not green there runs in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from mutagent.engine.messages import FreshImportSource, JobEnd, JobResult, JobSpec, Launcher
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.orchestration.pool import Job
 
@@ -24,37 +24,37 @@ AFFINITY = "zygote"  # the worker whose zygote is warm keeps getting the fresh-i
 
 def tests_to_check(baseline: Baseline, jobs: list[Job]) -> list[str]:
     """Tests the fresh-import jobs select that no control run checked yet, in collection order."""
-    needed = {nodeid for job in jobs for nodeid in job.payload["tests"]}
+    needed = {nodeid for job in jobs for nodeid in job.spec.tests}
     return [nodeid for nodeid in baseline.order if nodeid in needed and nodeid not in baseline.zygote_control]
 
 
 def control_job(tests: list[str], timeout: float, allowance: float) -> Job:
     """One fresh-import job with nothing mutated (``control``) that must run in the zygote."""
-    payload = {
-        "tests": tests,
-        "fast": False,
-        "timeout": timeout,
-        "fallback_timeout": timeout + allowance,
-        "swap": None,
-        "fallback_reason": "zygote control run",
-        "fallback": {"control": True, "module": "", "path": "", "source": ""},
-        "launcher": "zygote",
-    }
-    return Job(CONTROL_ID, payload, watchdog=timeout + 2 * allowance, affinity=AFFINITY)
+    spec = JobSpec(
+        tests=tuple(tests),
+        timeout=timeout,
+        budgets=None,
+        swap=None,
+        fresh_import=FreshImportSource("", "", "", control=True),
+        fresh_import_timeout=timeout + allowance,
+        fresh_import_reason="zygote control run",
+        launcher=Launcher.ZYGOTE,
+    )
+    return Job(CONTROL_ID, spec, watchdog=timeout + 2 * allowance, affinity=AFFINITY)
 
 
-def record(baseline: Baseline, tests: list[str], result: dict[str, Any]) -> str | None:
+def record(baseline: Baseline, tests: list[str], result: JobResult) -> str | None:
     """Store each checked test's outcome in ``baseline``; returns why the zygote cannot be
     trusted at all in this run (it did not start, the control run crashed...), else ``None``."""
-    if result.get("status") != "done" or result.get("launcher") != "zygote":
-        lines = str(result.get("detail") or result.get("status")).strip().splitlines()
-        return lines[-1] if lines else str(result.get("status"))
-    reported = {t["nodeid"]: t for t in result.get("tests", [])}
+    if result.status is not JobEnd.DONE or result.launcher is not Launcher.ZYGOTE:
+        lines = str(result.detail or result.status.value).strip().splitlines()
+        return lines[-1] if lines else result.status.value
+    reported = {t.nodeid: t for t in result.tests}
     for nodeid in tests:
         record = reported.get(nodeid)
         baseline.zygote_control[nodeid] = {
-            "outcome": record["outcome"] if record else "not run",
-            "message": (record or {}).get("message", ""),
+            "outcome": record.outcome if record else "not run",
+            "message": record.message if record else "",
         }
     return None
 
@@ -68,8 +68,8 @@ def assign_launchers(jobs: list[Job], bad: set[str], zygote: bool) -> int:
     """Set each fresh-import job's launcher; returns how many must use a new process."""
     fresh = 0
     for job in jobs:
-        use_zygote = zygote and not (set(job.payload["tests"]) & bad)
-        job.payload["launcher"] = "zygote" if use_zygote else "fresh"
+        use_zygote = zygote and not (set(job.spec.tests) & bad)
+        job.spec = job.spec.but(launcher=Launcher.ZYGOTE if use_zygote else Launcher.FRESH_PROCESS)
         job.affinity = AFFINITY if use_zygote else None
         fresh += 0 if use_zygote else 1
     return fresh
@@ -91,9 +91,7 @@ def control_for(
     return control_job(unchecked, timeout_of(unchecked), allowance) if unchecked else None
 
 
-def settle(
-    baseline: Baseline, jobs: list[Job], checked: list[str], result: dict[str, Any] | None
-) -> str | None:
+def settle(baseline: Baseline, jobs: list[Job], checked: list[str], result: JobResult | None) -> str | None:
     """Record the control ``result`` for the ``checked`` tests (if any) and set every job's
     launcher; returns a warning for the user, if one is due."""
     if result is not None:

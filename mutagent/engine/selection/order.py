@@ -47,4 +47,4 @@ class KillerFirst:
     def reorder(self, job: Job) -> None:
         plan = job.data
         if isinstance(plan, Plan):
-            job.payload["tests"] = self.ordered(plan.covering, job.payload["tests"])
+            job.spec = job.spec.but(tests=tuple(self.ordered(plan.covering, list(job.spec.tests))))
