@@ -1,4 +1,4 @@
-"""Helpers for testing the engine on tiny generated targets (used by ``tests/test_engine_*.py``).
+"""Helpers for testing the engine on tiny generated targets (``tests/engine/``, ``reliability/``, ``cli/``).
 
 ``HandMutants`` is a mutant source whose mutants are written by hand as text replacements, so an
 engine test can inject exactly the misbehaviour it is about (a hang, ``os._exit``, a syntax

@@ -76,18 +76,18 @@ class FreshImportRunner:
         source = job.fresh_import
         assert source is not None, "a fresh-import job carries the source to import"
         self.runs += 1
-        files = RunFiles.at(self.aux, f"fallback-{os.getpid()}-{self.runs}")
+        files = RunFiles.at(self.aux, f"fresh-import-{os.getpid()}-{self.runs}")
         spec = {**source.to_wire(), "out": str(files.out), "progress": str(files.progress)}
         files.spec.write_text(json.dumps(spec), encoding="utf-8")
         args = [
             *job.tests,
-            *self.config["fallback_args"],
+            *self.config["fresh_import_args"],
             "-p",
             "mutagent.engine.harness.fresh_import_plugin",
         ]
         if job.fast:
             args.append("-x")
-        env = {"MUTAGENT_FALLBACK": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
+        env = {"MUTAGENT_FRESH_IMPORT": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
         fresh_timeout = float(job.fresh_import_timeout or job.timeout + 2 * self.startup + 1.0)
         selected = list(job.tests)
         try:

@@ -2,7 +2,7 @@
 
 Loaded with ``-p`` into a fresh ``python -m pytest <node ids>`` started by a worker. At import it
 puts a finder first on ``sys.meta_path`` that loads the one mutated module from the source text
-in ``MUTAGENT_FALLBACK``'s JSON (in memory, under the copy's path): mutated code is never written
+in ``MUTAGENT_FRESH_IMPORT``'s JSON (in memory, under the copy's path): mutated code is never written
 to disk. It records whether the mutated module really was imported, and each test's outcome.
 
 A collection error in a selected test module means the mutant broke the import of the tests
@@ -31,7 +31,7 @@ from mutagent.engine.harness import netblock
 from mutagent.engine.harness.pytest_support import add_report, short_message
 from mutagent.engine.protocol import die_with_parent
 
-with open(os.environ["MUTAGENT_FALLBACK"], encoding="utf-8") as _handle:
+with open(os.environ["MUTAGENT_FRESH_IMPORT"], encoding="utf-8") as _handle:
     _spec: dict[str, Any] = json.load(_handle)
 die_with_parent()
 netblock.install()

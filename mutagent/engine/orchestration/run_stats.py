@@ -29,7 +29,7 @@ class RunStats:
     fresh_imports: int = 0  # mutants applied by a fresh import (zygote child or new process)
     zygote_imports: int = 0  # of those, forked from a zygote
     zygote_boots: int = 0
-    fallback_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
+    fresh_import_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
     overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
     cpu: dict[str, list[float]] = field(default_factory=dict)  # job kind -> CPU seconds per job
     wall: float = 0.0
@@ -53,7 +53,7 @@ class RunStats:
             self.fresh_imports += 1
             boot = result.zygote_boot
             self.zygote_boots += 1 if boot else 0
-            self.fallback_costs.append(max(0.0, elapsed - boot))
+            self.fresh_import_costs.append(max(0.0, elapsed - boot))
             if launcher is Launcher.ZYGOTE:
                 self.zygote_imports += 1
             elif result.zygote_problem:

@@ -361,7 +361,7 @@ class Engine:
                 "modules": self._module_map(),
                 "aux": str(workspace.aux),
                 "root": str(self.copy_root),
-                "fallback_args": option_arguments(self.config.tests or [], self.copy_root)
+                "fresh_import_args": option_arguments(self.config.tests or [], self.copy_root)
                 + self._common_args(),
                 "warm": str(workspace.aux / WARM_FILE),
                 "measure": measure,
@@ -486,17 +486,17 @@ class Engine:
     def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
         pool = self._ensure_pool(len(pending))
         startup = pool.worker_startup() or self.stats.worker_startup or 2.0
-        fallback_allowance = 2 * startup + 1.0
+        fresh_import_allowance = 2 * startup + 1.0
         jobs = []
         for plan in pending:
             name, _ = self.target.module_name(plan.mutant.file)
-            spec = planner.job_spec(plan, self.copy_root, name, fallback_allowance)
-            watchdog = plan.timeout + (fallback_allowance if spec.needs_fresh_import else 0.0)
-            jobs.append(Job(plan.mutant.id, spec, watchdog=watchdog + fallback_allowance, data=plan))
+            spec = planner.job_spec(plan, self.copy_root, name, fresh_import_allowance)
+            watchdog = plan.timeout + (fresh_import_allowance if spec.needs_fresh_import else 0.0)
+            jobs.append(Job(plan.mutant.id, spec, watchdog=watchdog + fresh_import_allowance, data=plan))
         # longest first: the slowest mutants start early and do not leave one worker finishing alone
         jobs.sort(key=lambda job: -job.watchdog)
         fresh_imports = [job for job in jobs if job.spec.needs_fresh_import]
-        control = self._zygote_trust_check(fresh_imports, fallback_allowance)
+        control = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
         if control is not None:  # the fresh imports wait for it; the other mutants need not
             jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
 

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import mutagent
 from mutagent.engine.selection.discover import skipped_dir
 
 PREFIX = "mutagent-run-"
@@ -62,7 +63,7 @@ def create_workspace(root: Path) -> Workspace:
     shutil.copytree(
         root, workspace.copy_of(root), ignore=_ignore, symlinks=False, ignore_dangling_symlinks=True
     )
-    package_dir = Path(__file__).resolve().parent.parent
+    package_dir = Path(mutagent.__file__).resolve().parent  # the installed package, wherever it lives
     (workspace.lib / "mutagent").symlink_to(package_dir, target_is_directory=True)
     (workspace.aux / "owner.pid").write_text(str(os.getpid()))
     return workspace

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit import FIXTURES, REPO
 from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.cli import main
@@ -23,7 +23,7 @@ from mutagent.reports.merge import merge_reports
 from mutagent.reports.stryker import to_stryker_json
 from mutagent.reports.writer import write_reports
 
-SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "mutation-testing-report-schema.json").read_text())
+SCHEMA = json.loads((FIXTURES / "mutation-testing-report-schema.json").read_text())
 
 
 def shard_run(data: RunData, index: int, count: int) -> RunData:
@@ -77,7 +77,7 @@ def test_shard_is_the_same_in_every_process():
             text=True,
             env=env,
             check=True,
-            cwd=Path(__file__).parent.parent,
+            cwd=REPO,
         )
         outputs.add(done.stdout)
     assert len(outputs) == 1

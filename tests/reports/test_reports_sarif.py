@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import jsonschema
 import pytest
-from sarif_schema import validate_sarif
 from testkit.sample_runs import sample_run_data
+from testkit.sarif_schema import validate_sarif
 
 from mutagent.model import Location
 from mutagent.reports.diff import diff_for

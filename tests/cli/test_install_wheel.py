@@ -22,9 +22,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from testkit import REPO
 from testkit.engine_targets import write_target
 
-REPO = Path(__file__).resolve().parent.parent
 CI_DOC = REPO / "docs" / "ci.md"
 
 TARGET = {

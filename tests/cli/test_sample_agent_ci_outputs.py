@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from sarif_schema import validate_sarif
+from testkit import REPO
+from testkit.sarif_schema import validate_sarif
 
 from mutagent.reports.faults import fault_coverage
 from mutagent.reports.merge import load_report
 
-SAMPLE = Path(__file__).parent.parent / "sample_agent"
+SAMPLE = REPO / "sample_agent"
 TOUCHED = (55, 69)  # retry.py: `if math.isfinite(seconds) and seconds >= 0:`, `return max(0.0, seconds)`
 
 pytestmark = pytest.mark.slow

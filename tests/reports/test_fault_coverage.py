@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from rich.console import Console
+from testkit import FIXTURES
 from testkit.sample_runs import sample_fault_log, sample_run_data
 
 from mutagent.engine.orchestration.faults import FAULT_LOG_ENV, collect_fault_log
@@ -25,9 +26,7 @@ from mutagent.reports.html_report import to_html
 from mutagent.reports.merge import merge_run_data
 from mutagent.reports.stryker import from_stryker_json, to_stryker_json
 
-SCHEMA = json.loads(
-    (Path(__file__).parent / "fixtures" / "mutation-testing-report-schema.json").read_text(encoding="utf-8")
-)
+SCHEMA = json.loads((FIXTURES / "mutation-testing-report-schema.json").read_text(encoding="utf-8"))
 CALL = [ToolCall("toolu_1", "lookup", {"query": "x" * 60})]
 STREAM = RequestContext(index=0, model="m", stream=True, include_usage=False, input_tokens=1)
 PLAIN = replace(STREAM, stream=False)

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit import REPO
 from testkit.engine_targets import HandMutant, HandMutants, write_target
 from testkit.sample_runs import sample_run_data
 
@@ -162,5 +163,5 @@ def test_help_documents_the_new_exit_codes(capsys: pytest.CaptureFixture[str]) -
         main(["run", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "5 no mutants" in out and "130 interrupted" in out
-    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    readme = " ".join((REPO / "README.md").read_text().split())
     assert "`5` no mutants" in readme and "`130` interrupted" in readme

@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sarif_schema import validate_sarif
 from testkit.engine_targets import HandMutant, HandMutants, write_target
+from testkit.sarif_schema import validate_sarif
 
 from mutagent import exitcodes
 from mutagent.cli import build_parser, main

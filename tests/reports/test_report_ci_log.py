@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from testkit import REPO
 from testkit.sample_runs import large_run_data, sample_run_data
 
 from mutagent.fakeserver import FakeModelServer
@@ -22,8 +23,6 @@ from mutagent.model import Status
 from mutagent.reports.repopaths import repo_relative
 from mutagent.reports.terminal import render_mutant, render_terminal
 from mutagent.reports.writer import write_reports
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def rendered(data, width: int = 80, **options) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections import Counter
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from testkit import REPO
 
 from mutagent.mutation.registry import all_operators
 
-CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus"
+CORPUS = REPO / "bench" / "corpus"
 
 
 def _load(name: str) -> ModuleType:

@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from testkit import REPO
 
 from mutagent.errors import UsageError
 from mutagent.mutation.generate import generate_for_source
@@ -27,7 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 PLUGIN_DIST = ROOT / "tests" / "fixtures" / "plugin_dist"
 PLUGIN_OPERATOR = "example-zero-timeout"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit import FIXTURES
 from testkit.sample_runs import LOOP_FILE, SAMPLE_TESTS, large_run_data, sample_run_data
 
 from mutagent.errors import UsageError
@@ -20,7 +20,7 @@ from mutagent.model import Status, TextPatch
 from mutagent.reports.stryker import from_stryker_json, minimal_patch, to_stryker_json
 from mutagent.reports.writer import write_reports
 
-SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "mutation-testing-report-schema.json").read_text())
+SCHEMA = json.loads((FIXTURES / "mutation-testing-report-schema.json").read_text())
 
 
 def validate(report: dict) -> None:

@@ -10,11 +10,11 @@ import json
 import re
 import shlex
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from sarif_schema import validate_sarif
+from testkit import REPO
 from testkit.sample_runs import large_run_data, sample_run_data
+from testkit.sarif_schema import validate_sarif
 
 from mutagent.cli import main
 from mutagent.mutants.shard import parse_shard, select_shard
@@ -22,7 +22,7 @@ from mutagent.reports.gate import evaluate_gate
 from mutagent.reports.stats import undetected_mutants
 from mutagent.reports.writer import write_reports
 
-DOC = Path(__file__).parent.parent / "docs" / "ci.md"
+DOC = REPO / "docs" / "ci.md"
 
 
 def workflow() -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from testkit import FIXTURES, REPO
 from testkit.engine_targets import HandMutant, HandMutants, write_target
 
 from mutagent import exitcodes
@@ -27,9 +28,8 @@ from mutagent.config import build_config
 from mutagent.errors import UsageError
 from mutagent.store import load_run_data, store_path
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SCHEMA = json.loads((FIXTURES / "mutation-testing-report-schema.json").read_text(encoding="utf-8"))
-CI_DOC = Path(__file__).parent.parent / "docs" / "ci.md"
+CI_DOC = REPO / "docs" / "ci.md"
 
 CORE = "calc/core.py"
 TARGET = {

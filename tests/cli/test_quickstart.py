@@ -20,8 +20,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from packaging.requirements import Requirement
+from testkit import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 from readme_commands import quickstart_commands  # noqa: E402
 
