@@ -1,4 +1,5 @@
-"""What crosses the pipe between the engine and a warm worker, as frozen dataclasses.
+"""What crosses the pipe between the engine and a warm worker, as frozen dataclasses (and the
+worker's configuration, which crosses as a JSON file named by ``MUTAGENT_WORKER``).
 
 Two named messages carry the work (the rest, ``ready``/``fatal``/``stop``, are start-up and
 shutdown): the engine sends a ``job`` (:class:`JobSpec`), the worker answers with a ``result``
@@ -13,6 +14,7 @@ The wire keys are the historical ones (``fallback`` for the fresh-import source,
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -265,4 +267,35 @@ class JobSpec:
             fresh_import_timeout=data.get("fallback_timeout"),
             fresh_import_reason=str(data.get("fallback_reason") or ""),
             launcher=Launcher(launcher) if launcher else None,
+        )
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What every warm worker of a run is told at start (written once by the engine)."""
+
+    targets: Mapping[str, str]  # absolute path in the copy -> path relative to the target
+    modules: Mapping[str, str]  # module name -> file it must be imported from (shadow check)
+    aux: str  # the workspace's aux directory (run files, logs, tmp roots)
+    root: str  # the isolated copy of the target
+    fresh_import_args: tuple[str, ...]  # pytest arguments of a fresh-import run
+    warm: str  # the warm-up file the engine writes once the baseline knows what to preload
+    measure: bool = False  # the first worker measures its start-up for a fresh baseline
+    zygote: str | None = None  # the zygote's configuration file, when fresh imports may use one
+
+    def to_json(self) -> str:
+        return json.dumps({**dataclasses.asdict(self), "fresh_import_args": list(self.fresh_import_args)})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerConfig:
+        data = json.loads(text)
+        return cls(
+            targets=dict(data["targets"]),
+            modules=dict(data["modules"]),
+            aux=str(data["aux"]),
+            root=str(data["root"]),
+            fresh_import_args=tuple(data["fresh_import_args"]),
+            warm=str(data["warm"]),
+            measure=bool(data.get("measure")),
+            zygote=data.get("zygote"),
         )

@@ -25,6 +25,7 @@ from mutagent.engine.messages import (
     Launcher,
     Mode,
     TestRecord,
+    WorkerConfig,
 )
 from mutagent.engine.orchestration.pool import Job, Pool
 from mutagent.engine.protocol import send
@@ -52,6 +53,19 @@ def test_a_job_spec_survives_the_wire() -> None:
     swapped = JobSpec(("t::a",), 1.0, swap=(CodeSwap(("pkg/mod.py", "f", 3), b"\x00code"),))
     assert JobSpec.from_wire(swapped.to_wire("m2")) == swapped
     assert not swapped.needs_fresh_import and spec.needs_fresh_import
+
+
+def test_the_worker_configuration_survives_its_json_file() -> None:
+    config = WorkerConfig(
+        targets={"/w/copy/pkg/mod.py": "pkg/mod.py"},
+        modules={"pkg.mod": "/w/copy/pkg/mod.py"},
+        aux="/w/aux",
+        root="/w/copy",
+        fresh_import_args=("tests", "-p", "no:cacheprovider"),
+        warm="/w/aux/warm.json",
+        measure=True,
+    )
+    assert WorkerConfig.from_json(config.to_json()) == config
 
 
 def test_a_job_result_survives_the_wire_and_unknown_values_fail_loudly() -> None:
@@ -190,7 +204,8 @@ def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Worker:
     engine_read, engine_write = os.pipe()  # the engine's end stays open: the worker's parent lives
     monkeypatch.setenv("MUTAGENT_WORKER_FDS", f"{engine_read},{engine_write}")
     session = SimpleNamespace(items=[], testsfailed=0)
-    return Worker(session, {"aux": str(tmp_path), "zygote": None}, {}, started=0.0)
+    config = WorkerConfig({}, {}, str(tmp_path), str(tmp_path), (), str(tmp_path / "warm.json"))
+    return Worker(session, config, {}, started=0.0)
 
 
 def _fake_child(messages: list[tuple], exit_code: int = 0) -> tuple[int, int]:

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from mutagent.engine.harness.fresh_import_files import (
     Exit,
@@ -31,7 +30,7 @@ from mutagent.engine.harness.fresh_import_files import (
 )
 from mutagent.engine.harness.procs import kill_group
 from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
-from mutagent.engine.messages import JobResult, JobSpec, Launcher
+from mutagent.engine.messages import JobResult, JobSpec, Launcher, WorkerConfig
 from mutagent.engine.protocol import parent_pid_env, send
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
@@ -42,16 +41,17 @@ class FreshImportRunner:
     """Runs one worker's fresh-import jobs, one at a time."""
 
     def __init__(
-        self, config: dict[str, Any], env: dict[str, str], startup: float, parent: ParentWatch
+        self, config: WorkerConfig, env: dict[str, str], startup: float, parent: ParentWatch
     ) -> None:
         self.config = config
-        self.aux = Path(config["aux"])
+        self.aux = Path(config.aux)
         self.env = env  # of the fresh processes: the worker's, minus its own variables
         self.startup = startup
         self.parent = parent
         self.zygote: ZygoteClient | None = None
         self.zygote_problem: str | None = None
-        self.use_zygote(config.get("zygote"))
+        self.zygote_config: str | None = None
+        self.use_zygote(config.zygote)
         self.zygote_deaths = 0
         self.zygote_boots = 0
         self.current_group: int | None = None
@@ -60,7 +60,7 @@ class FreshImportRunner:
 
     def use_zygote(self, config_path: str | None) -> None:
         """Fork fresh imports from a zygote configured by ``config_path`` (``None``: never)."""
-        self.config["zygote"] = config_path
+        self.zygote_config = config_path
         self.zygote_problem = None if config_path else "the zygote is disabled"
 
     def stop(self) -> None:
@@ -81,7 +81,7 @@ class FreshImportRunner:
         files.spec.write_text(json.dumps(spec), encoding="utf-8")
         args = [
             *job.tests,
-            *self.config["fresh_import_args"],
+            *self.config.fresh_import_args,
             "-p",
             "mutagent.engine.harness.fresh_import_plugin",
         ]
@@ -115,7 +115,7 @@ class FreshImportRunner:
         with open(files.log, "wb") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest", *args],
-                cwd=self.config["root"],
+                cwd=self.config.root,
                 env={**self.env, **env, **parent_pid_env()},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -146,7 +146,8 @@ class FreshImportRunner:
         started = time.monotonic()
         self.zygote_boots += 1
         log = self.aux / f"zygote-{os.getpid()}-{self.zygote_boots}.log"
-        self.zygote = ZygoteClient(Path(self.config["zygote"]), self.config["root"], self.env, log)
+        assert self.zygote_config is not None
+        self.zygote = ZygoteClient(Path(self.zygote_config), self.config.root, self.env, log)
         try:
             message = self.zygote.receive(started + max(60.0, 3 * self.startup), self.parent)
         except ZygoteLost as exc:

@@ -31,7 +31,7 @@ from mutagent.engine.harness import probe, warm
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.zygote_client import ParentWatch
-from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord
+from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord, WorkerConfig
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
 from mutagent.engine.protocol import recv, send
 
@@ -52,7 +52,7 @@ class Worker:
     def __init__(
         self,
         session: Any,
-        config: dict[str, Any],
+        config: WorkerConfig,
         reports: dict[str, dict[str, Any]],
         started: float,
         initial_env: dict[str, str] | None = None,
@@ -91,7 +91,7 @@ class Worker:
             return
         from mutagent.engine.harness.pytest_support import shadow_check
 
-        shadowed = shadow_check(self.config["modules"])
+        shadowed = shadow_check(dict(self.config.modules))
         if shadowed:
             send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
             return
@@ -103,10 +103,10 @@ class Worker:
         }
         if self.import_coverage is not None:
             ready["imports"] = probe.measure_imports_finish(
-                self.import_coverage, self.config["targets"], self.config["root"]
+                self.import_coverage, dict(self.config.targets), self.config.root
             )
             self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
-        self.index = child_mod.build_index(self.config["targets"])
+        self.index = child_mod.build_index(dict(self.config.targets))
         self._freeze()
         ready.update(live_functions=len(self.index), cpu=time.process_time())
         send(self.out_fd, ready)
@@ -134,7 +134,7 @@ class Worker:
         before the baseline that finds these out has run (then ``_learn`` does it test by test).
         """
         try:
-            with open(self.config["warm"], encoding="utf-8") as handle:
+            with open(self.config.warm, encoding="utf-8") as handle:
                 plan = json.load(handle)
         except (OSError, ValueError, KeyError):
             return None
@@ -159,7 +159,7 @@ class Worker:
             self.started_thread = imported.started_thread
         built = warm.build_models(models)
         gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
-        self.index = child_mod.build_index(self.config["targets"])
+        self.index = child_mod.build_index(dict(self.config.targets))
         self._freeze()
         return built
 
@@ -228,7 +228,7 @@ class Worker:
     def _temp_root(self) -> Path:
         """A fresh ``tmp_path`` root per child or fresh-import run, deleted right after it: a child
         leaves through ``os._exit``, so pytest's own cleanup of its numbered dirs never runs."""
-        path = Path(self.config["aux"]) / "tmp" / f"{os.getpid()}-{self.jobs_done}"
+        path = Path(self.config.aux) / "tmp" / f"{os.getpid()}-{self.jobs_done}"
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -254,10 +254,10 @@ class Worker:
                 job.fast,
                 parent=me,
                 measure={
-                    "sources": self.config["targets"],
-                    "root": self.config["root"],
+                    "sources": dict(self.config.targets),
+                    "root": self.config.root,
                     "coverage": self.coverage,
-                    "fault_log": os.path.join(self.config["aux"], FAULT_LOG_FILE),
+                    "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
                 }
                 if job.measure_baseline
                 else None,

@@ -8,7 +8,6 @@ pytest collects the suite as usual (heavy imports happen once, here); then this 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 
 from mutagent.engine.harness import netblock, probe
 from mutagent.engine.harness.pytest_support import add_report
+from mutagent.engine.messages import WorkerConfig
 from mutagent.engine.protocol import die_with_parent
 
 _started = time.monotonic()
@@ -24,15 +24,15 @@ _started = time.monotonic()
 # not whatever the suite's collection put into os.environ (a plain pytest run starts without it)
 _initial_env = dict(os.environ)
 with open(os.environ["MUTAGENT_WORKER"], encoding="utf-8") as _handle:
-    _config: dict[str, Any] = json.load(_handle)
+    _config = WorkerConfig.from_json(_handle.read())
 die_with_parent()
 netblock.install()
 _reports: dict[str, dict[str, Any]] = {}
 # For a fresh baseline, the first worker measures what its start-up (collection) runs of the
 # target; the others need not pay coverage's cost on every import (the baseline's children then
 # start coverage afresh there).
-_measuring = _config.get("measure") and os.environ.get("MUTAGENT_WORKER_SLOT", "0") == "0"
-_import_coverage = probe.measure_imports_start(_config["targets"]) if _measuring else None
+_measuring = _config.measure and os.environ.get("MUTAGENT_WORKER_SLOT", "0") == "0"
+_import_coverage = probe.measure_imports_start(dict(_config.targets)) if _measuring else None
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

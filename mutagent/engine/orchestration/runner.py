@@ -20,7 +20,7 @@ from rich.console import Console
 from mutagent import exitcodes
 from mutagent.config import EngineConfig
 from mutagent.console import warning
-from mutagent.engine.messages import JobEnd, JobResult, JobSpec
+from mutagent.engine.messages import JobEnd, JobResult, JobSpec, WorkerConfig
 from mutagent.engine.orchestration import sandbox, zygote_trust_check
 from mutagent.engine.orchestration.baseline import (
     Baseline,
@@ -356,20 +356,22 @@ class Engine:
         for a fresh baseline, see ``probe``)."""
         if self.pool is None:
             workspace = self._ensure_workspace()
-            config = {
-                "targets": {str(self.copy_root / rel): rel for rel in self.target.sources},
-                "modules": self._module_map(),
-                "aux": str(workspace.aux),
-                "root": str(self.copy_root),
-                "fresh_import_args": option_arguments(self.config.tests or [], self.copy_root)
-                + self._common_args(),
-                "warm": str(workspace.aux / WARM_FILE),
-                "measure": measure,
-            }
+            config = WorkerConfig(
+                targets={str(self.copy_root / rel): rel for rel in self.target.sources},
+                modules=self._module_map(),
+                aux=str(workspace.aux),
+                root=str(self.copy_root),
+                fresh_import_args=(
+                    *option_arguments(self.config.tests or [], self.copy_root),
+                    *self._common_args(),
+                ),
+                warm=str(workspace.aux / WARM_FILE),
+                measure=measure,
+            )
             if self.baseline is not None:
                 self._write_warm_up(self.baseline)
             config_path = workspace.aux / "worker.json"
-            config_path.write_text(json.dumps(config), encoding="utf-8")
+            config_path.write_text(config.to_json(), encoding="utf-8")
             command = [
                 sys.executable,
                 "-m",
