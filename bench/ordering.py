@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutagent.engine.order import KillerFirst
-from mutagent.engine.plan import focused_first
+from mutagent.engine.orchestration.plan import focused_first
+from mutagent.engine.selection.order import KillerFirst
 from mutagent.model import Status
 
 

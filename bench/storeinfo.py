@@ -15,8 +15,8 @@ from pathlib import Path
 
 from common import mutagent_run
 
-from mutagent.engine.discover import discover
-from mutagent.engine.plan import breadth_of
+from mutagent.engine.orchestration.plan import breadth_of
+from mutagent.engine.selection.discover import discover
 from mutagent.model import RunData, Status
 from mutagent.store import load_run_data, store_path
 

@@ -36,7 +36,7 @@ from mutmut_side import MutmutRun, run_mutmut, write_config
 from storeinfo import RunInfo, measured_run
 from units import PLAIN, categorise
 
-from mutagent.engine.discover import discover
+from mutagent.engine.selection.discover import discover
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from common import (
 from floor import FLOOR_NOTE, tests_floor
 from storeinfo import RunInfo
 
-from mutagent.engine.discover import discover
+from mutagent.engine.selection.discover import discover
 from mutagent.model import Mutant
 from mutagent.mutation.generate import generate_for_file
 from mutagent.mutation.registry import select_operators

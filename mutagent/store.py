@@ -2,7 +2,7 @@
 
 Every mutant result is committed the moment it finishes (WAL mode), so a run interrupted by
 Ctrl-C or SIGKILL loses nothing it finished and the next run resumes. Results are keyed by a
-fingerprint of everything that could change them (see ``mutagent.engine.fingerprint``): a
+fingerprint of everything that could change them (see ``mutagent.engine.selection.fingerprint``): a
 re-run re-tests only mutants whose fingerprint changed. The baseline (per-test coverage,
 durations, control run) is cached under a hash of the sources, tests and configuration.
 

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mutagent.console import console
     from mutagent.errors import UsageError
-    from mutagent.reports.apply import apply_mutant, revert_mutant
+    from mutagent.mutants.apply import apply_mutant, revert_mutant
     from mutagent.reports.load import find_mutant, load_run_data_for
 
     run_data = load_run_data_for(args.path, args.from_json)

@@ -47,8 +47,8 @@ def collect(
     root: Path, paths: list[str] | None, operators_spec: str | None
 ) -> tuple[list[Any], list[str], int]:
     """Mutants of every source of ``root``, warnings for skipped files, number of files."""
-    from mutagent.engine.config import build_config
-    from mutagent.engine.discover import discover
+    from mutagent.config import build_config
+    from mutagent.engine.selection.discover import discover
     from mutagent.errors import UsageError
     from mutagent.mutation.generate import generate_for_source
     from mutagent.mutation.registry import select_operators

@@ -37,7 +37,7 @@ def gate_settings(
     if not (root / "pyproject.toml").is_file():
         return fail_under, max_survived
     try:
-        from mutagent.engine.config import build_config
+        from mutagent.config import build_config
     except ImportError:  # engine not installed: flags only
         return fail_under, max_survived
     config = build_config(root, {"fail_under": fail_under, "max_survived": max_survived})
@@ -48,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from mutagent.console import console
+    from mutagent.mutants.since import changed_lines, filter_changed
     from mutagent.reports.finish import finish_run
     from mutagent.reports.load import load_run_data_for
     from mutagent.reports.merge import load_report
-    from mutagent.reports.since import changed_lines, filter_changed
 
     base = load_report(args.fail_on_regression) if args.fail_on_regression else None
     changed = changed_lines(args.path, args.since) if args.since is not None else None

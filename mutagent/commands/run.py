@@ -20,8 +20,8 @@ from mutagent.commands._targetargs import add_target_arguments
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mutagent.engine.config import EngineConfig
-    from mutagent.engine.runner import RunStats
+    from mutagent.config import EngineConfig
+    from mutagent.engine.orchestration.runner import RunStats
     from mutagent.model import Mutant
 
 HELP = "Run the target's test suite against every mutant of its agent code (results go to PATH/.mutagent/)."
@@ -81,7 +81,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "jobs); no gate is applied: merge the shards' --json reports and gate the merged one",
     )
     add_output_arguments(parser)
-    # Validated by mutagent.engine.config (one-line errors naming the flag, shared with [tool.mutagent]).
+    # Validated by mutagent.config (one-line errors naming the flag, shared with [tool.mutagent]).
     parser.add_argument(
         "--fail-under", metavar="SCORE", help="exit 1 if the mutation score is below SCORE percent"
     )
@@ -133,7 +133,7 @@ class Narrowing:
     def __call__(self, mutants: list[Mutant]) -> list[Mutant]:
         from rich.markup import escape
 
-        from mutagent.reports import filter_changed, select_shard
+        from mutagent.mutants import filter_changed, select_shard
 
         kept = mutants
         if self.changed is not None:
@@ -160,7 +160,7 @@ def mutant_filter(root: Path, since: str | None, shard: str | None, console: Con
     Both options are checked here, before the engine starts, so a bad revision, a tree outside
     git or a malformed shard is one line and exit 2 before any test runs.
     """
-    from mutagent.reports import changed_lines, parse_shard
+    from mutagent.mutants import changed_lines, parse_shard
 
     changed = changed_lines(root, since) if since is not None else None
     index_count = parse_shard(shard) if shard is not None else None
@@ -176,7 +176,7 @@ def refuse_applied_mutant(root: Path) -> None:
     mutant would be a mutant of a mutant.
     """
     from mutagent.errors import UsageError
-    from mutagent.reports.apply import applied_mutant
+    from mutagent.mutants.apply import applied_mutant
 
     applied = applied_mutant(root)
     if applied is not None:
@@ -277,9 +277,9 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
 
     ``mutant_source`` replaces the operator library (tests inject hand-written mutants through it).
     """
+    from mutagent.config import build_config
     from mutagent.console import console
-    from mutagent.engine.config import build_config
-    from mutagent.engine.runner import run_engine
+    from mutagent.engine.orchestration.runner import run_engine
     from mutagent.errors import MutagentError
     from mutagent.reports import finish_run
     from mutagent.store import load_run_data
@@ -288,7 +288,7 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     refuse_applied_mutant(config.root)
     since: str | None = getattr(args, "since", None)
     shard: str | None = getattr(args, "shard", None)
-    from mutagent.reports import changed_lines
+    from mutagent.mutants import changed_lines
     from mutagent.reports.merge import load_report
 
     narrow = mutant_filter(config.root, since, shard, console)

@@ -1,19 +1,16 @@
-"""The engine behind ``mutagent run``.
+"""The engine behind ``mutagent run``, in three subpackages named after who runs the code:
 
-Kept import-light on purpose: the pytest plugins in this package (``baseline_plugin``,
-``worker_plugin``, ``fallback_plugin``) are loaded with ``-p`` inside the target's own test
+* :mod:`~mutagent.engine.selection` — static decisions in the engine process: which files are
+  code and tests, which covering tests a mutant selects, what a stored result depends on.
+* :mod:`~mutagent.engine.orchestration` — the engine process itself: workspace, baseline, trust
+  check of the zygote, plans, the pool of warm workers, progress (entry: ``runner.run_engine``).
+* :mod:`~mutagent.engine.harness` — code loaded into the target's own pytest processes: the warm
+  worker and its forked children, the baseline probe, fresh-import runs through the zygote or a
+  new ``python -m pytest``.
+
+Between them: ``protocol`` (length-prefixed pickles on pipes) carries the messages, and
+``verdict`` holds the one set of rules that turns a job's result into a status.
+
+Kept import-light on purpose: the harness plugins are loaded with ``-p`` inside the target's test
 processes, and importing them must not drag libcst, rich or sqlite into every mutant run.
-
-Flow (``runner.run_engine``): discover the target (``discover``) -> copy it to an isolated
-workspace (``sandbox``) -> baseline with per-test coverage (``baseline``) -> control run of every
-test in the forking harness (``pool``/``worker_plugin``) -> one plan per mutant (``plan``,
-``analysis``; module-level constants select only their readers' tests: ``narrow``/``readers``)
--> warm forking workers run the plans (``pool``, ``worker``, ``child``; lazy imports and pydantic
-schemas prepared once before forking: ``warm``) -> results streamed into the store.
-
-Mutants only a fresh import applies (module level, class bodies, def headers) run in a child
-forked from the worker's zygote (``zygote``, ``zygote_client``, ``fallback``), a process that
-imported the suite's third-party modules once; ``zygote_control`` checks the tests judging them
-pass unmutated there, and ``fallback_result`` holds the verdict rules shared with the slow path
-(a new ``python -m pytest`` per mutant).
 """

@@ -9,8 +9,10 @@ report`` can re-render a finished run and the engine's ``run`` can call the same
 * :func:`evaluate_gate` + :func:`render_gate` (``--fail-under``/``--max-survived``/
   ``--fail-on-regression``, see ``ratchet``),
 * :func:`finish_run` doing all of that and returning the exit code,
-* :func:`changed_lines` + :func:`filter_changed` (``--since``), :func:`parse_shard` +
-  :func:`select_shard` (``--shard``), :func:`merge_reports` (``mutagent merge``).
+* :func:`merge_reports` (``mutagent merge``).
+
+Choosing which mutants run (``--since``, ``--shard``) and writing one into the tree
+(``mutagent apply``) live in :mod:`mutagent.mutants`.
 """
 
 from __future__ import annotations
@@ -18,23 +20,17 @@ from __future__ import annotations
 from mutagent.reports.finish import finish_run
 from mutagent.reports.gate import GateResult, evaluate_gate, render_gate
 from mutagent.reports.merge import load_report, merge_reports, merge_run_data
-from mutagent.reports.shard import parse_shard, select_shard
-from mutagent.reports.since import changed_lines, filter_changed
 from mutagent.reports.terminal import render_terminal
 from mutagent.reports.writer import write_reports
 
 __all__ = [
     "GateResult",
-    "changed_lines",
     "evaluate_gate",
-    "filter_changed",
     "finish_run",
     "load_report",
     "merge_reports",
     "merge_run_data",
-    "parse_shard",
     "render_gate",
     "render_terminal",
-    "select_shard",
     "write_reports",
 ]

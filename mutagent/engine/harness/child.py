@@ -1,0 +1,113 @@
+"""Inside a warm worker: the live-function index, and what a forked mutant child does.
+
+After collection the worker has imported the target once; every function object of a target
+file is found with one ``gc.get_objects()`` scan (which also finds decorated functions, methods,
+closures already created and references held by test modules). A mutant child then only has to
+replace ``__code__`` on those objects (each level of the scope chain, so functions created later
+by an enclosing function come from mutated code too) and run its tests in-process.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import traceback
+import types
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mutagent.engine.orchestration.faults import FAULT_LOG_ENV
+from mutagent.engine.protocol import become_forked_child, send
+
+CodeKey = tuple[str, str, int]  # (relative file, co_name, co_firstlineno)
+
+
+def build_index(targets: dict[str, str]) -> dict[CodeKey, list[types.FunctionType]]:
+    """Every live function whose code comes from a target file, keyed by where its code starts."""
+    real_targets = {os.path.realpath(path): rel for path, rel in targets.items()}
+    relative_of: dict[str, str | None] = {}
+    index: dict[CodeKey, list[types.FunctionType]] = defaultdict(list)
+    for obj in gc.get_objects():
+        if type(obj) is not types.FunctionType:
+            continue
+        code = obj.__code__
+        filename = code.co_filename
+        if filename not in relative_of:
+            relative_of[filename] = real_targets.get(os.path.realpath(filename))
+        relative = relative_of[filename]
+        if relative is not None:
+            index[(relative, code.co_name, code.co_firstlineno)].append(obj)
+    return dict(index)
+
+
+def apply_swaps(index: dict[CodeKey, list[types.FunctionType]], swaps: Sequence[tuple[CodeKey, Any]]) -> int:
+    """Point every live function of each level at its mutated code; returns how many changed."""
+    changed = 0
+    for key, code in swaps:
+        for function in index.get(key, ()):
+            function.__code__ = code
+            changed += 1
+    return changed
+
+
+def run_child(
+    out_fd: int,
+    close_fds: Sequence[int],
+    prepare: Callable[[], None],
+    items: Sequence[Any],
+    reports: dict[str, dict[str, Any]],
+    fast: bool,
+    parent: int | None = None,
+    measure: dict[str, Any] | None = None,
+) -> None:
+    """Body of a forked child; never returns.
+
+    Every message goes to ``out_fd``: ``("start", nodeid)`` before each test, ``("test", record)``
+    after it, for a baseline job (``measure`` names the sources and the copy's root) then
+    ``("baseline", measured)`` from ``probe.ChildProbe``, and last ``("done",)``. Any exception
+    of the harness itself (or one a mutant raises past pytest, such as ``KeyboardInterrupt``) is
+    sent as ``("error", traceback)`` so that the engine records a RuntimeError with the
+    traceback, never a kill.
+    """
+    status = 0
+    try:
+        become_forked_child(close_fds, parent)
+        prepare()
+        reports.clear()
+        probe = None
+        if measure is not None:
+            from mutagent.engine.harness.probe import ChildProbe
+
+            probe = ChildProbe(measure["sources"], measure["root"], measure.get("coverage"))
+            if measure.get("fault_log"):  # the fake_model fixture logs what each test scripts
+                os.environ[FAULT_LOG_ENV] = measure["fault_log"]
+        for position, item in enumerate(items):
+            send(out_fd, ("start", item.nodeid))
+            nextitem = items[position + 1] if position + 1 < len(items) else None
+            if probe is not None:
+                probe.switch(item.nodeid)
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if probe is not None:
+                probe.switch("")
+            record = reports.get(item.nodeid) or {
+                "nodeid": item.nodeid,
+                "outcome": "failed",
+                "duration": 0.0,
+                "message": "pytest produced no report for this test",
+                "text": "",
+            }
+            send(out_fd, ("test", record))
+            if fast and record["outcome"] == "failed":
+                break
+        if probe is not None:
+            send(out_fd, ("baseline", probe.finish()))
+        send(out_fd, ("done",))
+    except BaseException:  # noqa: B036 - a child must report everything and exit
+        status = 70
+        try:
+            send(out_fd, ("error", traceback.format_exc()))
+        except BaseException:  # noqa: B036
+            pass
+    finally:
+        os._exit(status)

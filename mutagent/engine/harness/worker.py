@@ -1,0 +1,345 @@
+"""A warm worker: one pytest process that collected the suite once and serves jobs from the engine.
+
+Per job it either forks a child that swaps code objects and runs the selected collected items
+(fast: no interpreter start, no imports, no collection), or, for mutants only a fresh import can
+apply (module level, class bodies, functions not loaded at collection, closure mismatch), hands
+the job to ``fresh_import.FreshImportRunner``: a fresh pytest run, forked from the worker's zygote, with
+an import hook that loads the mutated module from memory.
+
+The worker enforces each job's timeout itself (SIGKILL to the child's process group) and watches
+its own pipe from the engine: if the engine dies, the worker kills its child and exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import marshal
+import os
+import resource
+import select
+import shutil
+import signal
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mutagent.engine.harness import child as child_mod
+from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness.fresh_import import FreshImportRunner
+from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
+from mutagent.engine.harness.zygote_client import ParentWatch
+from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord, WorkerConfig
+from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
+from mutagent.engine.protocol import recv, send
+
+
+def _cpu() -> float:
+    """CPU seconds of this worker and of every child it reaped (one job runs at a time, so the
+    difference around a job is that job's cost: fork, tests, reporting, fresh processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+CPU_CHECK_INTERVAL = 0.25  # seconds between reads of a running test's CPU use
+
+
+class Worker:
+    """The job loop of one worker process (runs inside ``pytest_runtestloop``)."""
+
+    def __init__(
+        self,
+        session: Any,
+        config: WorkerConfig,
+        reports: dict[str, dict[str, Any]],
+        started: float,
+        initial_env: dict[str, str] | None = None,
+        import_coverage: Any = None,
+    ) -> None:
+        self.session = session
+        self.config = config
+        self.reports = reports
+        self.in_fd, self.out_fd = (int(fd) for fd in os.environ["MUTAGENT_WORKER_FDS"].split(","))
+        self.items = {item.nodeid: item for item in session.items}
+        self.index: dict[child_mod.CodeKey, list[Any]] = {}
+        self.startup = time.monotonic() - started
+        self.current_group: int | None = None
+        self.jobs_done = 0
+        initial = os.environ if initial_env is None else initial_env
+        fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
+        watch = ParentWatch(self.in_fd, self._engine_gone)
+        self.fresh_imports = FreshImportRunner(config, fresh_env, self.startup, watch)
+        self.import_coverage = import_coverage
+        self.coverage: Any = None
+        self.warm_file_read = False
+        self.started_thread: str | None = None  # warming stops at a module whose import starts a thread
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def serve(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_term)
+        if self.session.testsfailed:
+            send(
+                self.out_fd,
+                {
+                    "type": "fatal",
+                    "kind": "collect",
+                    "message": f"{self.session.testsfailed} errors while collecting the tests",
+                },
+            )
+            return
+        from mutagent.engine.harness.pytest_support import shadow_check
+
+        shadowed = shadow_check(dict(self.config.modules))
+        if shadowed:
+            send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
+            return
+        ready: dict[str, Any] = {
+            "type": "ready",
+            "pid": os.getpid(),
+            "collected": list(self.items),
+            "startup": self.startup,
+        }
+        if self.import_coverage is not None:
+            ready["imports"] = probe.measure_imports_finish(
+                self.import_coverage, dict(self.config.targets), self.config.root
+            )
+            self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
+        self.index = child_mod.build_index(dict(self.config.targets))
+        self._freeze()
+        ready.update(live_functions=len(self.index), cpu=time.process_time())
+        send(self.out_fd, ready)
+        while True:
+            message = recv(self.in_fd)
+            if message is None or message.get("type") == "stop":
+                self.fresh_imports.stop()
+                return
+            warmed = self._warm_up() if not self.warm_file_read else None
+            result = self.handle(str(message["id"]), JobSpec.from_wire(message))
+            if result.baseline is not None:
+                self._learn(result.baseline)
+            if warmed is not None:
+                result = result.but(warm=warmed)
+            elif self.started_thread is not None:
+                result = result.but(warm={"started_thread": self.started_thread})
+            send(self.out_fd, result.to_wire())
+            self.jobs_done += 1
+
+    def _warm_up(self) -> dict[str, Any] | None:
+        """Before a fork: import what the baseline's tests imported lazily and build the pydantic
+        models they built (once here rather than in every child), then freeze the heap.
+
+        Read from the engine's warm-up file at the first job that finds it: the worker starts
+        before the baseline that finds these out has run (then ``_learn`` does it test by test).
+        """
+        try:
+            with open(self.config.warm, encoding="utf-8") as handle:
+                plan = json.load(handle)
+        except (OSError, ValueError, KeyError):
+            return None
+        self.warm_file_read = True
+        self.fresh_imports.use_zygote(plan.get("zygote"))
+        started = time.monotonic()
+        built = self._load(plan.get("preload", []), plan.get("models", []))
+        return {
+            "models_built": built,
+            "seconds": time.monotonic() - started,
+            "started_thread": self.started_thread,
+        }
+
+    def _learn(self, measured: dict[str, Any]) -> None:
+        """After a baseline test: load what its child loaded, so that later children need not."""
+        if measured.get("modules") or measured.get("models"):
+            self._load(measured.get("modules", []), measured.get("models", []))
+
+    def _load(self, modules: list[str], models: list[str]) -> int:
+        if self.started_thread is None:
+            imported = warm.import_all(modules)
+            self.started_thread = imported.started_thread
+        built = warm.build_models(models)
+        gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
+        self.index = child_mod.build_index(dict(self.config.targets))
+        self._freeze()
+        return built
+
+    @staticmethod
+    def _freeze() -> None:
+        gc.collect()
+        gc.freeze()  # children then never walk (and copy-on-write) the worker's whole heap in a collection
+
+    def _on_term(self, signum: int, frame: Any) -> None:
+        if self.current_group:
+            kill_group(self.current_group)
+        self.fresh_imports.stop()
+        os._exit(128 + signum)
+
+    def _parent_gone(self) -> bool:
+        """The engine's end of our input pipe closed (it never writes to a busy worker)."""
+        return recv(self.in_fd) is None
+
+    def _engine_gone(self) -> None:
+        """The engine died mid-job: stop what runs for it and leave."""
+        if self.current_group:
+            kill_group(self.current_group)
+        self.fresh_imports.stop()
+        os._exit(1)
+
+    # --- jobs ----------------------------------------------------------------------------
+    def handle(self, job_id: str, job: JobSpec) -> JobResult:
+        started = time.monotonic()
+        cpu_before = _cpu() + self.fresh_imports.child_cpu
+        missing = [nodeid for nodeid in job.tests if nodeid not in self.items]
+        mode = Mode.NONE
+        if missing:
+            result = JobResult.harness_error(f"tests not collected by the worker: {', '.join(missing)}")
+        else:
+            try:
+                mode, swaps, why = self._choose_mode(job)
+                if mode is Mode.FRESH_IMPORT:
+                    temp_root = self._temp_root()
+                    try:
+                        result = self.fresh_imports.run(job, temp_root)
+                    finally:
+                        shutil.rmtree(temp_root, ignore_errors=True)
+                    result = result.but(fresh_import_reason=why)
+                else:
+                    result = self._run_forked(job, swaps)
+            except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
+                result = JobResult.harness_error(traceback.format_exc())
+        cpu = _cpu() + self.fresh_imports.child_cpu - cpu_before
+        return result.but(job_id=job_id, mode=mode, elapsed=time.monotonic() - started, cpu=cpu)
+
+    def _choose_mode(self, job: JobSpec) -> tuple[Mode, list[tuple[Any, Any]], str]:
+        if job.swap is None:
+            return Mode.FRESH_IMPORT, [], job.fresh_import_reason or "runs at import time"
+        swaps: list[tuple[Any, Any]] = []
+        for position, level in enumerate(job.swap):
+            key = level.key
+            code = marshal.loads(level.code)
+            live = self.index.get(key, [])  # type: ignore[call-overload]
+            if position == 0 and not live:
+                return Mode.FRESH_IMPORT, [], f"{key[1]} is not loaded after collection"
+            if any(function.__code__.co_freevars != code.co_freevars for function in live):
+                return Mode.FRESH_IMPORT, [], f"the closure variables of {key[1]} change"
+            swaps.append((key, code))
+        return (Mode.SWAP if swaps else Mode.PLAIN), swaps, ""
+
+    def _temp_root(self) -> Path:
+        """A fresh ``tmp_path`` root per child or fresh-import run, deleted right after it: a child
+        leaves through ``os._exit``, so pytest's own cleanup of its numbered dirs never runs."""
+        path = Path(self.config.aux) / "tmp" / f"{os.getpid()}-{self.jobs_done}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
+        items = [self.items[nodeid] for nodeid in job.tests]
+        temp_root = self._temp_root()
+
+        def prepare() -> None:
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
+            child_mod.apply_swaps(self.index, swaps)
+
+        read_fd, write_fd = os.pipe()
+        me = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the mutant child
+            os.close(read_fd)
+            child_mod.run_child(
+                write_fd,
+                (self.in_fd, self.out_fd),
+                prepare,
+                items,
+                self.reports,
+                job.fast,
+                parent=me,
+                measure={
+                    "sources": dict(self.config.targets),
+                    "root": self.config.root,
+                    "coverage": self.coverage,
+                    "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
+                }
+                if job.measure_baseline
+                else None,
+            )
+        os.close(write_fd)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        self.current_group = pid
+        try:
+            return self._watch_child(pid, read_fd, job.timeout, job.budgets)
+        finally:
+            self.current_group = None
+            os.close(read_fd)
+            shutil.rmtree(temp_root, ignore_errors=True)
+
+    def _watch_child(
+        self, pid: int, read_fd: int, timeout: float, budgets: Mapping[str, float] | None = None
+    ) -> JobResult:
+        """Follow the child's reports until it is done, dies, exceeds the job's ``timeout``, or
+        burns more CPU in one test than that test's own budget.
+
+        The per-test budget is CPU time on purpose: a mutant spinning in the first of 25 tests is
+        a Timeout once it has burnt that test's allowance, not after all 25 tests' worth of CPU,
+        while a test that only waits (a stall until a read timeout fails it) keeps the job's
+        wall-clock budget and still gets to fail, so its kill is reported as a kill.
+        """
+        deadline = time.monotonic() + timeout
+        budgets = budgets or {}
+        tests: list[TestRecord] = []
+        running: str | None = None
+        overran: str | None = None
+        started_cpu: float | None = None  # the child's CPU when the budgeted running test started
+        status, detail = "crash", ""
+        measured: dict[str, Any] | None = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                status, detail = "timeout", f"no result within {timeout:.1f}s"
+                break
+            if started_cpu is not None and running is not None:
+                used = (process_cpu(pid) or started_cpu) - started_cpu
+                if used > budgets[running]:
+                    status, overran = "timeout", running
+                    detail = f"{running} used {used:.1f}s of CPU, over its {budgets[running]:.1f}s budget"
+                    break
+            wait = deadline - now if started_cpu is None else min(deadline - now, CPU_CHECK_INTERVAL)
+            readable, _, _ = select.select([read_fd, self.in_fd], [], [], wait)
+            if self.in_fd in readable and self._parent_gone():
+                kill_group(pid)
+                self.fresh_imports.stop()
+                os._exit(1)
+            if read_fd not in readable:
+                continue
+            message = recv(read_fd)
+            if message is None:
+                break
+            if message[0] == "start":
+                running = message[1]
+                started_cpu = process_cpu(pid) if running in budgets else None
+            elif message[0] == "test":
+                tests.append(TestRecord.from_wire(message[1]))
+                running, started_cpu = None, None
+            elif message[0] == "baseline":
+                measured = message[1]
+            elif message[0] == "done":
+                status = "done"
+                break
+            elif message[0] == "error":
+                status, detail = "error", message[1]
+                break
+        kill_group(pid)  # also reaps anything the tests started in the child's group
+        _, wait_status = os.waitpid(pid, 0)
+        if status == "crash":
+            detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
+        if status == "done":
+            result = JobResult.done(tests)
+        elif status == "timeout":
+            result = JobResult.timed_out(tests, running, detail, overran)
+        elif status == "crash":
+            result = JobResult.crashed(tests, running, detail)
+        else:
+            result = JobResult.harness_error(detail, tests).but(running=running)
+        return result.but(baseline=measured)

@@ -1,0 +1,143 @@
+"""The zygote: a warm process that forks one fresh-import pytest run per import-time mutant.
+
+A mutant at module level, in a class body or in a def header only takes effect when its module
+is imported again, so the warm workers (which imported the target at collection) cannot apply
+it by swapping code objects. Starting ``python -m pytest`` for each such mutant costs a new
+interpreter plus every heavy import of the suite (``import anthropic`` alone is ~1.5 s of CPU).
+
+A worker starts one zygote (``python -m mutagent.engine.harness.zygote CONFIG``) on its first
+fresh-import job. The zygote imports what the baseline session imported from *outside* the
+target copy (third-party packages, the standard library, pytest and its plugins) and nothing of
+the target or its tests, then serves fork requests: each child installs the job's environment,
+redirects its output to the job's log and runs ``pytest.main(args)`` in-process, exactly the
+arguments a fresh ``python -m pytest`` would get (the ``fresh_import_plugin`` among them loads the
+mutated module from memory). The zygote itself never runs a test and never imports the target,
+so every child starts from the same clean state.
+
+Protocol (``protocol.send``/``recv`` over two pipes, ``MUTAGENT_ZYGOTE_FDS``): the zygote sends
+``ready`` (or ``fatal``), then for each ``fork`` request ``forked`` (the child's pid, which is
+also its process group) and, once the child is gone, ``exited`` with its wait status and CPU time. It serves
+one child at a time: the worker runs one job at a time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from mutagent.engine.harness.pytest_support import module_under
+from mutagent.engine.harness.warm import build_models, import_all
+from mutagent.engine.protocol import become_forked_child, die_with_parent, recv, send
+
+
+def contamination(root: str) -> list[str]:
+    """Modules of the target copy the preload pulled in (a third-party package importing the
+    target, say): a zygote holding one would run mutants against a stale, unmutated import."""
+    real_root = os.path.realpath(root) + os.sep
+    return [name for name, module in list(sys.modules.items()) if module_under(module, real_root)]
+
+
+def _child(request: dict[str, Any], close_fds: tuple[int, ...], parent: int) -> None:
+    """Body of one forked run; never returns. Its exit status is pytest's exit code, 70 when the
+    harness itself failed (the worker then reports a RuntimeError, never a kill)."""
+    status = 70
+    try:
+        become_forked_child(close_fds, parent)
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.environ.update(request["env"])
+        import pytest
+
+        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["args"]]
+        status = int(pytest.main(list(request["args"])))
+    except SystemExit as exc:  # raised past pytest (by a plugin, say): what ``python -m`` would exit with
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: B036 - the child must report and exit, whatever happened
+        traceback.print_exc()
+        status = 70
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: B036
+                pass
+        os._exit(status)
+
+
+def serve(in_fd: int, out_fd: int) -> None:
+    """Fork one child per request, report its pid and then its wait status, until told to stop."""
+    while True:
+        message = recv(in_fd)
+        if message is None or message.get("type") != "fork":
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        me = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _child(message, (in_fd, out_fd), me)
+        try:
+            os.setpgid(pid, pid)  # also done by the child: whichever runs first
+        except OSError:
+            pass
+        send(out_fd, {"type": "forked", "pid": pid})
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: its pid stays ours
+        try:
+            os.killpg(pid, signal.SIGKILL)  # whatever the tests started in the child's group
+        except (ProcessLookupError, PermissionError):
+            pass
+        _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
+        send(out_fd, {"type": "exited", "pid": pid, "status": status, "cpu": cpu})
+
+
+def main(argv: list[str]) -> int:
+    started = time.monotonic()
+    in_fd, out_fd = (int(fd) for fd in os.environ.pop("MUTAGENT_ZYGOTE_FDS").split(","))
+    die_with_parent()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with open(argv[0], encoding="utf-8") as handle:
+        config = json.load(handle)
+    imported = import_all(config["preload"])
+    import pytest  # noqa: F401 - the children call pytest.main; importing it once is the point
+
+    build_models(config.get("models", []))
+
+    problem = None
+    leaked = contamination(config["root"])
+    if leaked:
+        problem = f"preloading imported modules of the target: {', '.join(leaked[:5])}"
+    elif imported.started_thread or threading.active_count() > 1:
+        names = ", ".join(t.name for t in threading.enumerate() if t is not threading.current_thread())
+        problem = f"preloading started threads ({names}); forking would copy them half-run"
+    if problem:
+        send(out_fd, {"type": "fatal", "message": problem})
+        return 1
+    gc.collect()
+    gc.freeze()  # children never walk (and copy-on-write) the preloaded heap in a collection
+    send(
+        out_fd,
+        {
+            "type": "ready",
+            "pid": os.getpid(),
+            "preloaded": len(config["preload"]) - len(imported.failed),
+            "failed": imported.failed,
+            "startup": time.monotonic() - started,
+            "cpu": time.process_time(),
+        },
+    )
+    serve(in_fd, out_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

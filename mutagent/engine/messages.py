@@ -1,0 +1,301 @@
+"""What crosses the pipe between the engine and a warm worker, as frozen dataclasses (and the
+worker's configuration, which crosses as a JSON file named by ``MUTAGENT_WORKER``).
+
+Two named messages carry the work (the rest, ``ready``/``fatal``/``stop``, are start-up and
+shutdown): the engine sends a ``job`` (:class:`JobSpec`), the worker answers with a ``result``
+(:class:`JobResult`, holding one :class:`TestRecord` per test that finished). Each is built in
+one place on its side and turned into plain data only at the pipe (``to_wire``/``from_wire``),
+so both ends agree on one list of fields and a misspelt key fails here, not three files away.
+
+The wire keys are the historical ones (``fallback`` for the fresh-import source, mode
+``"fallback"`` for a fresh-import run): they are what stored CPU figures and older logs use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class JobEnd(str, Enum):
+    """How a job ended, as the worker saw it (the verdict rules turn this into a status)."""
+
+    DONE = "done"  # every selected test reported (or ``-x`` stopped at the first failure)
+    TIMEOUT = "timeout"  # the job's wall-clock budget or a test's CPU budget ran out
+    CRASH = "crash"  # the test process died without reporting
+    ERROR = "error"  # the harness itself failed (fork, pipes, a test not collected...)
+    WORKER_DIED = "worker_died"  # the engine lost the worker twice while it ran this job
+
+
+class Mode(str, Enum):
+    """How a worker applied the mutant of a job."""
+
+    NONE = "none"  # not applied: the job failed before choosing
+    PLAIN = "plain"  # nothing to swap (baseline and control jobs)
+    SWAP = "swap"  # code objects swapped in a forked child
+    FRESH_IMPORT = "fallback"  # a fresh-import run (zygote child or new process); historical wire value
+    UNKNOWN = "?"  # the worker died: nobody knows
+
+
+class Launcher(str, Enum):
+    """Which process ran a fresh-import job."""
+
+    ZYGOTE = "zygote"  # a child forked from the worker's zygote
+    FRESH_PROCESS = "fresh"  # a new ``python -m pytest``
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """One test that finished in a job's process, as pytest reported it."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    nodeid: str
+    outcome: str  # passed | failed | skipped
+    duration: float = 0.0
+    message: str = ""  # one line: why it failed
+    text: str = ""  # the failure's full text (truncated)
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> TestRecord:
+        return cls(
+            nodeid=str(data["nodeid"]),
+            outcome=str(data["outcome"]),
+            duration=float(data.get("duration") or 0.0),
+            message=str(data.get("message") or ""),
+            text=str(data.get("text") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """A worker's answer to one job."""
+
+    status: JobEnd
+    tests: tuple[TestRecord, ...] = ()  # the tests that finished, in order
+    running: str | None = None  # the test that started and never finished (timeout, crash)
+    detail: str = ""  # for anything but DONE: what happened, in the harness's words
+    overran: str | None = None  # the test that burnt more CPU than its budget
+    job_id: str = ""
+    mode: Mode = Mode.NONE
+    elapsed: float = 0.0  # wall seconds the worker spent on the job
+    cpu: float = 0.0  # CPU seconds of the worker and every process it started for the job
+    launcher: Launcher | None = None  # fresh imports only
+    zygote_boot: float = 0.0  # seconds spent starting the zygote for this job
+    zygote_problem: str | None = None  # why a fresh import wanted the zygote and got a new process
+    fresh_import_reason: str = ""  # why only a fresh import could apply the mutant
+    baseline: dict[str, Any] | None = field(default=None, compare=False)  # a measured batch's lines
+    warm: dict[str, Any] | None = field(default=None, compare=False)  # the worker's warm-up facts
+
+    # --- built in one place per way a job can end ----------------------------------------
+    @classmethod
+    def done(cls, tests: list[TestRecord] | tuple[TestRecord, ...]) -> JobResult:
+        return cls(JobEnd.DONE, tuple(tests))
+
+    @classmethod
+    def timed_out(
+        cls, tests: list[TestRecord], running: str | None, detail: str, overran: str | None = None
+    ) -> JobResult:
+        return cls(JobEnd.TIMEOUT, tuple(tests), running, detail, overran)
+
+    @classmethod
+    def crashed(cls, tests: list[TestRecord], running: str | None, detail: str) -> JobResult:
+        return cls(JobEnd.CRASH, tuple(tests), running, detail)
+
+    @classmethod
+    def harness_error(cls, detail: str, tests: list[TestRecord] | tuple[TestRecord, ...] = ()) -> JobResult:
+        return cls(JobEnd.ERROR, tuple(tests), None, detail)
+
+    @classmethod
+    def worker_died(cls, job_id: str, detail: str) -> JobResult:
+        return cls(JobEnd.WORKER_DIED, (), None, detail, job_id=job_id, mode=Mode.UNKNOWN)
+
+    def but(self, **changes: Any) -> JobResult:
+        """This result with ``changes`` (what the worker adds around a launcher's result)."""
+        return dataclasses.replace(self, **changes)
+
+    # --- the pipe --------------------------------------------------------------------------
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "type": "result",
+            "id": self.job_id,
+            "status": self.status.value,
+            "tests": [t.to_wire() for t in self.tests],
+            "running": self.running,
+            "detail": self.detail,
+            "overran": self.overran,
+            "mode": self.mode.value,
+            "elapsed": self.elapsed,
+            "cpu": self.cpu,
+            "launcher": self.launcher.value if self.launcher else None,
+            "zygote_boot": self.zygote_boot,
+            "zygote_problem": self.zygote_problem,
+            "fallback_reason": self.fresh_import_reason,
+        }
+        if self.baseline is not None:
+            wire["baseline"] = self.baseline
+        if self.warm is not None:
+            wire["warm"] = self.warm
+        return wire
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> JobResult:
+        launcher = data.get("launcher")
+        return cls(
+            status=JobEnd(data["status"]),
+            tests=tuple(TestRecord.from_wire(t) for t in data.get("tests") or ()),
+            running=data.get("running"),
+            detail=str(data.get("detail") or ""),
+            overran=data.get("overran"),
+            job_id=str(data.get("id") or ""),
+            mode=Mode(data.get("mode") or Mode.NONE.value),
+            elapsed=float(data.get("elapsed") or 0.0),
+            cpu=float(data.get("cpu") or 0.0),
+            launcher=Launcher(launcher) if launcher else None,
+            zygote_boot=float(data.get("zygote_boot") or 0.0),
+            zygote_problem=data.get("zygote_problem"),
+            fresh_import_reason=str(data.get("fallback_reason") or ""),
+            baseline=data.get("baseline"),
+            warm=data.get("warm"),
+        )
+
+    def record_of(self, nodeid: str) -> TestRecord | None:
+        return next((t for t in self.tests if t.nodeid == nodeid), None)
+
+    def last_detail_line(self) -> str:
+        lines = self.detail.strip().splitlines()
+        return lines[-1] if lines else ""
+
+
+@dataclass(frozen=True)
+class CodeSwap:
+    """One code object to swap in a forked child: the live function at ``key`` gets ``code``."""
+
+    key: tuple[str, str, int]  # (file, qualified name, first line)
+    code: bytes  # ``marshal.dumps`` of the mutated code object
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"key": self.key, "code": self.code}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> CodeSwap:
+        file, name, line = data["key"]
+        return cls((str(file), str(name), int(line)), bytes(data["code"]))
+
+
+@dataclass(frozen=True)
+class FreshImportSource:
+    """What a fresh-import run imports instead of the module on disk."""
+
+    module: str
+    path: str
+    source: str
+    control: bool = False  # the zygote trust check: nothing is mutated
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> FreshImportSource:
+        return cls(str(data["module"]), str(data["path"]), str(data["source"]), bool(data.get("control")))
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job as the worker receives it: which tests to run and what to change before."""
+
+    tests: tuple[str, ...]
+    timeout: float
+    fast: bool = False
+    budgets: Mapping[str, float] | None = None  # CPU seconds per test (mutant jobs)
+    swap: tuple[CodeSwap, ...] | None = ()  # ``None``: only a fresh import can apply the mutant
+    measure_baseline: bool = False  # a measured baseline batch (per-test lines and loads)
+    fresh_import: FreshImportSource | None = None
+    fresh_import_timeout: float | None = None
+    fresh_import_reason: str = ""
+    launcher: Launcher | None = None  # fresh imports: ``None`` means the zygote if it can
+
+    @classmethod
+    def plain(cls, tests: list[str], timeout: float, measure_baseline: bool = False) -> JobSpec:
+        """A baseline batch or a control run: the tests as they are, in a forked child."""
+        return cls(tuple(tests), timeout, measure_baseline=measure_baseline)
+
+    @property
+    def needs_fresh_import(self) -> bool:
+        return self.swap is None
+
+    def but(self, **changes: Any) -> JobSpec:
+        return dataclasses.replace(self, **changes)
+
+    def to_wire(self, job_id: str) -> dict[str, Any]:
+        return {
+            "type": "job",
+            "id": job_id,
+            "tests": list(self.tests),
+            "fast": self.fast,
+            "timeout": self.timeout,
+            "budgets": dict(self.budgets) if self.budgets is not None else None,
+            "swap": None if self.swap is None else [s.to_wire() for s in self.swap],
+            "baseline": self.measure_baseline,
+            "fallback": self.fresh_import.to_wire() if self.fresh_import else None,
+            "fallback_timeout": self.fresh_import_timeout,
+            "fallback_reason": self.fresh_import_reason,
+            "launcher": self.launcher.value if self.launcher else None,
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> JobSpec:
+        swap = data.get("swap")
+        fresh = data.get("fallback")
+        launcher = data.get("launcher")
+        budgets = data.get("budgets")
+        return cls(
+            tests=tuple(data["tests"]),
+            timeout=float(data["timeout"]),
+            fast=bool(data.get("fast")),
+            budgets=dict(budgets) if budgets is not None else None,
+            swap=None if swap is None else tuple(CodeSwap.from_wire(s) for s in swap),
+            measure_baseline=bool(data.get("baseline")),
+            fresh_import=FreshImportSource.from_wire(fresh) if fresh else None,
+            fresh_import_timeout=data.get("fallback_timeout"),
+            fresh_import_reason=str(data.get("fallback_reason") or ""),
+            launcher=Launcher(launcher) if launcher else None,
+        )
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What every warm worker of a run is told at start (written once by the engine)."""
+
+    targets: Mapping[str, str]  # absolute path in the copy -> path relative to the target
+    modules: Mapping[str, str]  # module name -> file it must be imported from (shadow check)
+    aux: str  # the workspace's aux directory (run files, logs, tmp roots)
+    root: str  # the isolated copy of the target
+    fresh_import_args: tuple[str, ...]  # pytest arguments of a fresh-import run
+    warm: str  # the warm-up file the engine writes once the baseline knows what to preload
+    measure: bool = False  # the first worker measures its start-up for a fresh baseline
+    zygote: str | None = None  # the zygote's configuration file, when fresh imports may use one
+
+    def to_json(self) -> str:
+        return json.dumps({**dataclasses.asdict(self), "fresh_import_args": list(self.fresh_import_args)})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerConfig:
+        data = json.loads(text)
+        return cls(
+            targets=dict(data["targets"]),
+            modules=dict(data["modules"]),
+            aux=str(data["aux"]),
+            root=str(data["root"]),
+            fresh_import_args=tuple(data["fresh_import_args"]),
+            warm=str(data["warm"]),
+            measure=bool(data.get("measure")),
+            zygote=data.get("zygote"),
+        )

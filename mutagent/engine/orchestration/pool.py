@@ -1,0 +1,321 @@
+"""The engine's side of the warm workers: start them, hand out jobs, stream results back.
+
+One event loop (``selectors``) in the engine process, no threads: each worker is a separate
+process with a pipe in each direction. A worker killed by the OS is restarted and its job
+re-queued once; a second death makes that job a RuntimeError and the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutagent import exitcodes
+from mutagent.engine.messages import JobResult, JobSpec
+from mutagent.engine.protocol import parent_pid_env, recv, send
+from mutagent.errors import MutagentError, UsageError
+
+MAX_STARTUP_FAILURES = 3
+WATCHDOG_GRACE = 30.0
+SPREAD_AFFINITY_AT = 4  # waiting jobs of one affinity that justify warming a second worker for it
+
+
+@dataclass
+class Job:
+    """One unit of work for a worker; ``spec`` is what travels, ``data`` stays with the engine."""
+
+    id: str
+    spec: JobSpec
+    watchdog: float  # seconds after which a silent worker is presumed hung and killed
+    attempts: int = 0
+    data: Any = None
+    # jobs sharing an affinity go to the worker that already ran one when it can (its zygote is
+    # warm); another worker takes them only when it has nothing else or many are waiting
+    affinity: str | None = None
+
+
+@dataclass
+class _Worker:
+    slot: int
+    process: subprocess.Popen[bytes]
+    to_worker: int
+    from_worker: int
+    log: Path
+    spawned: float
+    state: str = "starting"  # starting | idle | busy | dead
+    job: Job | None = None
+    deadline: float = 0.0
+    startup: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+    served: set[str] = field(default_factory=set)  # affinities of the jobs it ran
+
+
+def _log_tail(path: Path, limit: int = 2000) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return text[-limit:].strip()
+
+
+def _kill(worker: _Worker, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(worker.process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Pool:
+    """``size`` warm workers running ``command`` in ``cwd``."""
+
+    def __init__(
+        self,
+        size: int,
+        command: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        log_dir: Path,
+        before_restart: Callable[[], None] | None = None,
+    ) -> None:
+        """``before_restart`` runs before a dead worker is replaced (the engine repairs the copy
+        there: a mutant that deleted a file of the copy must not break every later start)."""
+        self.size = size
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.log_dir = log_dir
+        self.before_restart = before_restart
+        self.on_assign: Callable[[Job], None] | None = None
+        self.selector = selectors.DefaultSelector()
+        self.workers: list[_Worker] = []
+        self.startup_failures = 0
+        self.spawn_count = 0
+        self.restarts = 0
+        self.startup_times: list[float] = []
+        self.startup_cpu: list[float] = []  # CPU seconds each worker spent starting (imports, collection)
+
+    # --- processes ---------------------------------------------------------------------
+    def start(self) -> None:
+        for slot in range(self.size):
+            self.workers.append(self._spawn(slot))
+
+    def _spawn(self, slot: int) -> _Worker:
+        to_read, to_write = os.pipe()
+        from_read, from_write = os.pipe()
+        self.spawn_count += 1
+        log = self.log_dir / f"worker-{slot}-{self.spawn_count}.log"
+        env = dict(self.env)
+        env["MUTAGENT_WORKER_FDS"] = f"{to_read},{from_write}"
+        env["MUTAGENT_WORKER_SLOT"] = str(slot)
+        env.update(parent_pid_env())
+        with open(log, "wb") as handle:
+            process = subprocess.Popen(
+                self.command,
+                cwd=self.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                pass_fds=(to_read, from_write),
+                start_new_session=True,
+            )
+        os.close(to_read)
+        os.close(from_write)
+        worker = _Worker(slot, process, to_write, from_read, log, time.monotonic())
+        self.selector.register(from_read, selectors.EVENT_READ, worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        worker.state = "dead"
+        try:
+            self.selector.unregister(worker.from_worker)
+        except (KeyError, ValueError):
+            pass
+        for fd in (worker.to_worker, worker.from_worker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _kill(worker)
+        try:
+            worker.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self, force: bool = False) -> None:
+        """Stop every worker: politely after a finished run, SIGTERM then SIGKILL when interrupted."""
+        live = [w for w in self.workers if w.state != "dead"]
+        for worker in live:
+            if force:
+                _kill(worker, signal.SIGTERM)
+            else:
+                try:
+                    send(worker.to_worker, {"type": "stop"})
+                except OSError:
+                    pass
+        deadline = time.monotonic() + (1.0 if force else 3.0)
+        for worker in live:
+            try:
+                worker.process.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            self._retire(worker)
+        self.selector.close()
+
+    def wait_ready(self) -> None:
+        """Block until every worker has started (collected the suite); a worker that cannot
+        start raises as it would in ``run``."""
+        idle: deque[Job] = deque()
+        while any(w.state == "starting" for w in self.workers):
+            for key, _ in self.selector.select(timeout=0.25):
+                self._on_readable(key.data, idle, lambda job, result: None)
+
+    # --- the loop ------------------------------------------------------------------------
+    def run(
+        self,
+        jobs: list[Job],
+        on_result: Callable[[Job, JobResult], list[Job] | None],
+        on_tick: Callable[[], None] | None = None,
+        on_assign: Callable[[Job], None] | None = None,
+    ) -> None:
+        """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
+        and may return follow-up jobs, which run next (jobs that had to wait for that result);
+        ``on_assign`` may still adjust a job's spec the moment a worker takes it."""
+        self.on_assign = on_assign
+        queue: deque[Job] = deque(jobs)
+        while queue or any(w.state == "busy" for w in self.workers):
+            for worker in self.workers:
+                if worker.state == "idle" and queue:
+                    job = self._pick(worker, queue)
+                    if job is not None:
+                        self._assign(worker, job)
+            for key, _ in self.selector.select(timeout=0.25):
+                self._on_readable(key.data, queue, on_result)
+            now = time.monotonic()
+            for worker in list(self.workers):
+                if worker.state == "busy" and now > worker.deadline:
+                    _kill(worker)  # the worker enforces timeouts itself; silence this long means it hangs
+                    self._on_death(worker, queue, on_result, "stopped answering")
+            if on_tick:
+                on_tick()
+
+    def _pick(self, worker: _Worker, queue: deque[Job]) -> Job | None:
+        """The first queued job this worker should run (removed from ``queue``), or ``None`` to
+        leave it idle: jobs of an affinity another live worker serves are left to that worker
+        unless this one has nothing else to do and enough of them wait to pay for warming up."""
+        claimed = {a for w in self.workers if w is not worker and w.state != "dead" for a in w.served}
+        waiting: dict[str, int] = {}
+        for job in queue:
+            if job.affinity is None or job.affinity in worker.served or job.affinity not in claimed:
+                queue.remove(job)
+                return job
+            waiting[job.affinity] = waiting.get(job.affinity, 0) + 1
+        for job in queue:
+            if job.affinity is not None and waiting[job.affinity] >= SPREAD_AFFINITY_AT:
+                queue.remove(job)
+                return job
+        return None
+
+    def _assign(self, worker: _Worker, job: Job) -> None:
+        if self.on_assign is not None:
+            self.on_assign(job)
+        worker.state, worker.job = "busy", job
+        if job.affinity is not None:
+            worker.served.add(job.affinity)
+        worker.deadline = time.monotonic() + job.watchdog + WATCHDOG_GRACE
+        try:
+            send(worker.to_worker, job.spec.to_wire(job.id))
+        except OSError:
+            pass  # its death shows up as end-of-file on the other pipe
+
+    def _on_readable(
+        self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, JobResult], list[Job] | None]
+    ) -> None:
+        message = recv(worker.from_worker)
+        if message is None:
+            self._on_death(worker, queue, on_result, None)
+            return
+        kind = message.get("type")
+        if kind == "ready":
+            worker.state, worker.info = "idle", message
+            worker.startup = time.monotonic() - worker.spawned
+            self.startup_times.append(worker.startup)
+            self.startup_cpu.append(float(message.get("cpu", 0.0)))
+            self.startup_failures = 0
+        elif kind == "fatal":
+            self._fatal(worker, message)
+        elif kind == "result" and worker.job is not None:
+            result = JobResult.from_wire(message)
+            if result.warm is not None:
+                worker.info["warm"] = result.warm
+            job = worker.job
+            worker.state, worker.job = "idle", None
+            queue.extendleft(reversed(on_result(job, result) or []))
+
+    def _fatal(self, worker: _Worker, message: dict[str, Any]) -> None:
+        self._retire(worker)
+        if message.get("kind") == "shadowed":
+            first = message["shadowed"][0]
+            raise UsageError(
+                f"module {first['module']} is imported from {first['actual']} instead of the isolated copy "
+                f"{first['expected']} (an installed copy of the target shadows it; uninstall it or run "
+                "mutagent from another environment)"
+            )
+        raise MutagentError(
+            f"a worker could not start: {message.get('message')}: {_log_tail(worker.log, 500)}",
+            exitcodes.INTERNAL_ERROR,
+        )
+
+    def _on_death(
+        self,
+        worker: _Worker,
+        queue: deque[Job],
+        on_result: Callable[[Job, JobResult], list[Job] | None],
+        why: str | None,
+    ) -> None:
+        was_starting = worker.state == "starting"
+        job = worker.job
+        self._retire(worker)
+        code = worker.process.returncode
+        how = why or (
+            f"was killed by signal {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exited with code {code}"
+        )
+        if was_starting:
+            self.startup_failures += 1
+            if self.startup_failures >= MAX_STARTUP_FAILURES:
+                raise MutagentError(
+                    f"worker processes keep dying at startup (last one {how}): {_log_tail(worker.log, 800)}",
+                    exitcodes.INTERNAL_ERROR,
+                )
+        self.restarts += 1
+        if self.before_restart is not None:
+            self.before_restart()
+        self.workers[self.workers.index(worker)] = self._spawn(worker.slot)
+        if job is None:
+            return
+        job.attempts += 1
+        if job.attempts < 2:
+            queue.appendleft(job)
+        else:
+            follow = on_result(
+                job, JobResult.worker_died(job.id, f"the worker process {how} while running this job, twice")
+            )
+            queue.extendleft(reversed(follow or []))
+
+    def ready_info(self) -> list[dict[str, Any]]:
+        """The ``ready`` message of every live worker (startup facts: warm-up, collection)."""
+        return [w.info for w in self.workers if w.state != "dead" and w.info]
+
+    def worker_startup(self) -> float:
+        """Longest observed worker start (interpreter + imports + collection), in seconds."""
+        return max(self.startup_times, default=0.0)

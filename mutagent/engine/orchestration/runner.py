@@ -1,0 +1,587 @@
+"""``mutagent run`` from start to finish: lock, store, baseline, control run, mutants, results.
+
+The user's tree is only ever read, except ``PATH/.mutagent/`` (store and lock): everything that
+executes the target's code runs in the isolated workspace copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+from rich.console import Console
+
+from mutagent import exitcodes
+from mutagent.config import EngineConfig
+from mutagent.console import warning
+from mutagent.engine.messages import JobEnd, JobResult, JobSpec, WorkerConfig
+from mutagent.engine.orchestration import sandbox, zygote_trust_check
+from mutagent.engine.orchestration.baseline import (
+    Baseline,
+    ForkedBaseline,
+    RunningBaseline,
+    outcome_of,
+    start_baseline,
+)
+from mutagent.engine.orchestration.copyguard import CopyGuard
+from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
+from mutagent.engine.orchestration.invocation import common_pytest_args, option_arguments
+from mutagent.engine.orchestration.plan import Plan, Planner
+from mutagent.engine.orchestration.pool import Job, Pool
+from mutagent.engine.orchestration.progress import RunProgress
+from mutagent.engine.orchestration.run_stats import RunStats
+from mutagent.engine.selection.discover import Target, discover
+from mutagent.engine.selection.fingerprint import baseline_key
+from mutagent.engine.selection.imports import ImportGraph
+from mutagent.engine.selection.mutant_source import MutantSource, OperatorMutants
+from mutagent.engine.selection.order import KillerFirst
+from mutagent.engine.verdict import classify, time_limit
+from mutagent.errors import BaselineError, MutagentError, UsageError
+from mutagent.model import Mutant, MutantResult, Status, TestInfo
+from mutagent.store import STORE_DIR, Store
+
+# Narrows the generated mutant list (``--since``, ``--shard``): gets every mutant, returns those to run.
+MutantFilter = Callable[[list[Mutant]], list[Mutant]]
+
+WARM_FILE = "warm.json"
+# a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
+BASELINE_TIMEOUT = 24 * 3600.0
+BASELINE_BATCHES_PER_WORKER = 2  # more balances uneven tests better; each batch starts coverage once
+
+
+class Engine:
+    """One ``mutagent run`` over one target."""
+
+    def __init__(
+        self,
+        config: EngineConfig,
+        console: Console,
+        mutant_source: MutantSource | None = None,
+        mutant_filter: MutantFilter | None = None,
+    ) -> None:
+        self.config = config
+        self.console = console
+        self.mutant_source = mutant_source
+        self.mutant_filter = mutant_filter
+        self.root = config.root.resolve()
+        self.stats = RunStats()
+        self.workspace: sandbox.Workspace | None = None
+        self.copy_guard: CopyGuard | None = None
+        self._copy_repairs = 0
+        self.pool: Pool | None = None
+        self.target: Target
+        self.files: dict[str, str] = {}
+        self.env: dict[str, str] = {}
+        self.baseline: Baseline | None = None
+        self.baseline_key = ""
+        self._zygote_warnings: set[str] = set()
+
+    # --- entry ---------------------------------------------------------------------------
+    def run(self) -> RunStats:
+        started = time.monotonic()
+        self.target = discover(self.root, self.config.paths, tests_given=self.config.tests is not None)
+        source = self.mutant_source or OperatorMutants(self.config.operators)
+        lock_path = self.root / STORE_DIR / "lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(lock_path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise UsageError(
+                f"another mutagent run is already using {self.config.root} "
+                f"(lock {lock_path}); wait for it or stop it"
+            ) from None
+        # A SIGKILLed run's copy is removed now, not only when this run needs a copy of its own
+        # (a run that reuses every result never creates one).
+        sandbox.remove_stale_workspaces()
+        try:
+            store = Store.open(self.root, warn=warning)
+            try:
+                self._run_locked(store, source)
+            finally:
+                store.close()
+        except BaseException:
+            self._shutdown(force=True)  # Ctrl-C, SIGTERM or an error: kill workers and children now
+            raise
+        else:
+            self._shutdown(force=False)
+        finally:
+            lock.release()
+        self.stats.wall = time.monotonic() - started
+        return self.stats
+
+    def _shutdown(self, force: bool) -> None:
+        if self.pool is not None:
+            self.pool.close(force=force)
+            self.pool = None
+        if self.workspace is not None:
+            self.workspace.cleanup()
+            self.workspace = None
+
+    # --- steps ---------------------------------------------------------------------------
+    def _run_locked(self, store: Store, source: MutantSource) -> None:
+        self._read_files()
+        key = baseline_key(
+            self.root, self.files, self._config_texts(), self.config.tests, self.config.pass_env
+        )
+        self.baseline_key = key
+        cached = store.load_baseline(key)
+        if cached is None:  # the workers start (import, collect) while the mutants are generated
+            self._ensure_pool(self.config.workers, measure=True)
+        mutants = self._generate(store, source)
+        self.stats.generated = len(mutants)
+        self.stats.files_scanned = len(self.target.sources)
+        if self.mutant_filter is not None:
+            mutants = self.mutant_filter(mutants)
+        self.stats.mutants = len(mutants)
+        if not mutants and cached is None:
+            # Nothing to judge (say, ``--since`` on a change that touches no source line): the
+            # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
+            if self.pool is not None:
+                self.pool.close(force=True)
+                self.pool = None
+            store.set_run([], {}, [], {f: self.files[f] for f in self.target.sources})
+            store.set_meta("faults", "[]")
+            return
+        if cached is not None:
+            baseline = Baseline.from_json(cached)
+            self.baseline = baseline
+            self.stats.baseline_cached = True
+        else:
+            baseline = self._fresh_baseline()
+            store.save_baseline(key, baseline.to_json())
+        excluded = self._flaky_policy(baseline)
+        graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
+        planner = Planner(
+            {f: self.files[f] for f in self.target.sources},
+            self.files,
+            baseline,
+            excluded,
+            self.config.fast,
+            self.config.timeout_factor,
+            self.config.timeout_constant,
+            graph,
+        )
+        plans = [planner.plan(m) for m in mutants]
+        fingerprints = {p.mutant.id: p.fingerprint for p in plans}
+        tests = [
+            TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
+            for n in baseline.order
+        ]
+        store.set_run(mutants, fingerprints, tests, {f: self.files[f] for f in self.target.sources})
+        store.set_meta("faults", json.dumps(baseline.faults))
+        finished = store.finished(fingerprints)
+        self.stats.reused = len(finished)
+        fresh = [planner.decide(p) for p in plans if p.mutant.id not in finished]
+        decided = [p for p in fresh if p.status is not None]
+        store.save_results((self._decided_result(p), p.fingerprint) for p in decided)
+        self.stats.decided = len(decided)
+        pending = [p for p in fresh if p.status is None]
+        if pending:
+            self._run_mutants(store, planner, pending)
+
+    def _read_files(self) -> None:
+        for relative in [*self.target.sources, *self.target.tests]:
+            path = self.root / relative
+            try:
+                self.files[relative] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"cannot read {path}: {exc}") from exc
+
+    def _config_texts(self) -> dict[str, str]:
+        texts = {}
+        for name in self.target.config_files:
+            try:
+                texts[name] = (self.root / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+        return texts
+
+    def _generate(self, store: Store, source: MutantSource) -> list[Mutant]:
+        """Every mutant of every source file, from the store's cache when file and operators match."""
+        mutants: list[Mutant] = []
+        seen: set[str] = set()
+        for relative in self.target.sources:
+            text = self.files[relative]
+            file_key = hashlib.sha256(f"{source.key}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+            cached = store.load_generated(relative, file_key)
+            if cached is None:
+                try:
+                    cached = source.generate(self.root, relative, text)
+                except MutagentError:
+                    raise
+                except Exception as exc:  # an operator bug must not become a traceback
+                    raise MutagentError(
+                        f"generating the mutants of {relative} failed: {type(exc).__name__}: {exc}",
+                        exitcodes.INTERNAL_ERROR,
+                    ) from exc
+                if relative not in getattr(source, "incomplete", ()):
+                    store.save_generated(relative, file_key, cached)
+            for mutant in cached:
+                if mutant.id not in seen:
+                    seen.add(mutant.id)
+                    mutants.append(mutant)
+        return mutants
+
+    # --- workspace, baseline, control run --------------------------------------------------
+    def _ensure_workspace(self) -> sandbox.Workspace:
+        if self.workspace is None:
+            sandbox.remove_stale_workspaces()
+            self.workspace = sandbox.create_workspace(self.root)
+            self.copy_guard = CopyGuard(self.root, self.workspace.copy_of(self.root))
+            base_env = sandbox.scrub_environment(dict(os.environ), self.config.pass_env)
+            self.env = sandbox.test_environment(self.workspace, self.target.import_roots(), base_env)
+            self.env["PYTEST_DEBUG_TEMPROOT"] = str(self.workspace.aux / "tmp")  # tmp_path dirs die with us
+            (self.workspace.aux / "tmp").mkdir()
+        return self.workspace
+
+    @property
+    def copy_root(self) -> Path:
+        assert self.workspace is not None
+        return self.workspace.copy_of(self.root)
+
+    def _common_args(self) -> list[str]:
+        return common_pytest_args(self.copy_root, self._ensure_workspace().aux)
+
+    def _module_map(self) -> dict[str, str]:
+        modules = {}
+        for relative in self.target.sources:
+            name, _ = self.target.module_name(relative)
+            if name and all(part.isidentifier() for part in name.split(".")):
+                modules[name] = str(self.copy_root / relative)
+        return modules
+
+    def _start_baseline(self) -> RunningBaseline:
+        self._ensure_workspace()
+        return start_baseline(
+            copy_root=self.copy_root,
+            aux=self.workspace.aux,  # type: ignore[union-attr]
+            env=self.env,
+            pytest_args=[*(self.config.tests or []), *self._common_args()],
+            sources={str(self.copy_root / rel): rel for rel in self.target.sources},
+            modules=self._module_map(),
+        )
+
+    def _fresh_baseline(self) -> Baseline:
+        """The suite measured in the workers' forked children (batches with per-test coverage,
+        then each test alone); when that is not clean (a test fails there, a worker cannot
+        start), the plain pytest run and the control run say why."""
+        self.console.print(
+            f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
+            soft_wrap=True,
+        )
+        log = self._ensure_workspace().aux / FAULT_LOG_FILE
+        log.unlink(missing_ok=True)
+        baseline = self._forked_baseline()
+        if baseline is None:
+            log.unlink(missing_ok=True)  # the plain run logs the whole suite again
+            baseline = self._plain_baseline(self._start_baseline())
+            baseline.faults = collect_fault_log(log, baseline.order)
+            return baseline
+        baseline.faults = collect_fault_log(log, baseline.order)
+        self.baseline = baseline
+        self._require_coverage(baseline)
+        self._write_warm_up(baseline)
+        self._after_warm_up(self._ensure_pool(0))
+        return baseline
+
+    def _forked_baseline(self) -> Baseline | None:
+        """The baseline measured in the forking harness (``probe``), or ``None`` if a test does not
+        pass there or the workers cannot start: the plain run then tells a red suite, a flaky
+        test or a broken collection apart with its usual one-line errors."""
+        pool = self._ensure_pool(self.config.workers, measure=True)
+        try:
+            pool.wait_ready()
+        except UsageError:
+            raise
+        except MutagentError:
+            return None
+        infos = pool.ready_info()
+        imports = next((info["imports"] for info in infos if "imports" in info), None)
+        collected: list[str] = infos[0].get("collected", []) if infos else []
+        if imports is None or not collected:
+            return None
+        measured = ForkedBaseline(collected, imports)
+
+        def job(kind: str, tests: list[str]) -> Job:
+            spec = JobSpec.plain(tests, BASELINE_TIMEOUT, measure_baseline=kind == "baseline")
+            return Job(f"{kind}:{tests[0]}", spec, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
+
+        # Measured batches first (contiguous slices of the collection order, a few per worker),
+        # then every test alone (the control run), when the workers have warmed up.
+        size = max(1, -(-len(collected) // (BASELINE_BATCHES_PER_WORKER * pool.size)))
+        jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
+        jobs += [job("control", [nodeid]) for nodeid in collected]
+
+        def on_result(job: Job, result: JobResult) -> None:
+            kind, tests = job.data
+            self.stats.record_cpu(kind, result)
+            if kind == "baseline":
+                measured.add(tests, result)
+            else:
+                measured.add_control(tests[0], result)
+            progress.advance(Status.PENDING, len(tests))
+
+        with RunProgress(
+            self.console, 2 * len(collected), "baseline (2 runs per test)", show_counts=False
+        ) as progress:
+            pool.run(jobs, on_result)
+        return measured.baseline()
+
+    def _plain_baseline(self, running: RunningBaseline) -> Baseline:
+        baseline = running.wait()
+        self.baseline = baseline
+        self._require_coverage(baseline)
+        self._write_warm_up(baseline)
+        self._control_run(baseline)
+        return baseline
+
+    def _require_coverage(self, baseline: Baseline) -> None:
+        if not any(baseline.coverage.values()):
+            # Every mutant would be NoCoverage or "survive": the suite exercises some other copy
+            # of the code (typically an installed package of the same name), or none at all.
+            raise UsageError(
+                f"no test executes any line of the {len(self.target.sources)} files to mutate: do the "
+                "tests import another copy of the code (an installed package of the same name)? "
+                "Run mutagent on the directory the tests import from"
+            )
+
+    def _ensure_pool(self, jobs: int, measure: bool = False) -> Pool:
+        """The worker pool, started on first use (``measure``: its workers measure their start-up
+        for a fresh baseline, see ``probe``)."""
+        if self.pool is None:
+            workspace = self._ensure_workspace()
+            config = WorkerConfig(
+                targets={str(self.copy_root / rel): rel for rel in self.target.sources},
+                modules=self._module_map(),
+                aux=str(workspace.aux),
+                root=str(self.copy_root),
+                fresh_import_args=(
+                    *option_arguments(self.config.tests or [], self.copy_root),
+                    *self._common_args(),
+                ),
+                warm=str(workspace.aux / WARM_FILE),
+                measure=measure,
+            )
+            if self.baseline is not None:
+                self._write_warm_up(self.baseline)
+            config_path = workspace.aux / "worker.json"
+            config_path.write_text(config.to_json(), encoding="utf-8")
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *(self.config.tests or []),
+                *self._common_args(),
+                "-p",
+                "mutagent.engine.harness.worker_plugin",
+            ]
+            size = max(1, min(self.config.workers, jobs))
+            env = {**self.env, "MUTAGENT_WORKER": str(config_path)}
+            self.pool = Pool(size, command, self.copy_root, env, workspace.aux, self._repair_copy)
+            self.pool.start()
+            self.stats.workers = size
+        return self.pool
+
+    def _write_warm_up(self, baseline: Baseline) -> None:
+        """Tell the workers what to import before their first fork (read at their first job:
+        they may have started while the baseline, which finds it out, was still running)."""
+        workspace = self._ensure_workspace()
+        path = workspace.aux / WARM_FILE
+        if path.exists():
+            return
+        warm = {
+            "preload": baseline.preload,
+            "models": baseline.models,
+            "zygote": self._zygote_config(workspace),
+        }
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(warm), encoding="utf-8")
+        partial.replace(path)  # a worker never reads half of it
+
+    def _zygote_config(self, workspace: sandbox.Workspace) -> str | None:
+        """The zygote's configuration file (``None``: every fresh import starts a new process)."""
+        if not self.config.zygote or self.baseline is None or not self.baseline.preload:
+            return None
+        path = workspace.aux / "zygote.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "preload": self.baseline.preload,
+                    "models": self.baseline.models,
+                    "root": str(self.copy_root),
+                }
+            ),
+            encoding="utf-8",
+        )
+        return str(path)
+
+    def _control_run(self, baseline: Baseline) -> None:
+        """Every passing test once, alone, in the forking harness, unmutated."""
+        passing = baseline.passing
+        pool = self._ensure_pool(len(passing))
+        jobs = []
+        for nodeid in passing:
+            timeout = time_limit(
+                baseline.duration(nodeid), self.config.timeout_factor, self.config.timeout_constant
+            )
+            spec = JobSpec.plain([nodeid], timeout)
+            jobs.append(Job(f"control:{nodeid}", spec, watchdog=timeout, data=nodeid))
+
+        def on_result(job: Job, result: JobResult) -> None:
+            self.stats.record_cpu("control", result)
+            # a test's record counts only from a job that ended normally
+            done = result if result.status is JobEnd.DONE else result.but(tests=())
+            baseline.control[job.data] = outcome_of(job.data, done)
+            progress.advance(Status.PENDING)
+
+        with RunProgress(self.console, len(jobs), "control run", show_counts=False) as progress:
+            pool.run(jobs, on_result)
+        self._after_warm_up(pool)
+
+    def _after_warm_up(self, pool: Pool) -> None:
+        self.stats.worker_startup = pool.worker_startup()
+        started = {i.get("warm", {}).get("started_thread") for i in pool.ready_info()} - {None}
+        if started:
+            warning(
+                f"importing {', '.join(sorted(started))} before forking started a thread; the workers "
+                "stopped preparing lazy imports there (the baseline checked the rest)"
+            )
+
+    def _flaky_policy(self, baseline: Baseline) -> set[str]:
+        flaky = baseline.flaky
+        if not flaky:
+            return set()
+
+        def describe(nodeid: str) -> str:
+            info = baseline.control.get(nodeid, {})
+            message = info.get("message") or ""
+            return f"{nodeid} ({info.get('outcome', 'not run')}{': ' + message if message else ''})"
+
+        shown = "; ".join(describe(n) for n in flaky[:5]) + (
+            f"; and {len(flaky) - 5} more" if len(flaky) > 5 else ""
+        )
+        if not self.config.exclude_flaky:
+            raise BaselineError(
+                f"{len(flaky)} tests pass in a plain pytest run but not when run alone in mutagent's forked "
+                f"harness (flaky or order-dependent): {shown}; fix them or pass --exclude-flaky"
+            )
+        warning(f"excluding {len(flaky)} flaky tests from mutant runs: {shown}")
+        return set(flaky)
+
+    # --- mutants -------------------------------------------------------------------------
+    def _decided_result(self, plan: Plan) -> MutantResult:
+        assert plan.status is not None
+        return MutantResult(
+            plan.mutant.id,
+            plan.status,
+            covered_by=list(plan.covering),
+            error=plan.error,
+            status_reason=plan.reason,
+        )
+
+    def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
+        pool = self._ensure_pool(len(pending))
+        startup = pool.worker_startup() or self.stats.worker_startup or 2.0
+        fresh_import_allowance = 2 * startup + 1.0
+        jobs = []
+        for plan in pending:
+            name, _ = self.target.module_name(plan.mutant.file)
+            spec = planner.job_spec(plan, self.copy_root, name, fresh_import_allowance)
+            watchdog = plan.timeout + (fresh_import_allowance if spec.needs_fresh_import else 0.0)
+            jobs.append(Job(plan.mutant.id, spec, watchdog=watchdog + fresh_import_allowance, data=plan))
+        # longest first: the slowest mutants start early and do not leave one worker finishing alone
+        jobs.sort(key=lambda job: -job.watchdog)
+        fresh_imports = [job for job in jobs if job.spec.needs_fresh_import]
+        control = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
+        if control is not None:  # the fresh imports wait for it; the other mutants need not
+            jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
+
+        order = KillerFirst() if self.config.fast else None
+
+        def on_result(job: Job, result: JobResult) -> list[Job] | None:
+            if job.id == zygote_trust_check.CONTROL_ID:
+                self.stats.record_cpu("zygote-control", result)
+                assert self.baseline is not None
+                checked = list(job.spec.tests)
+                note = zygote_trust_check.settle(self.baseline, fresh_imports, checked, result)
+                store.save_baseline(self.baseline_key, self.baseline.to_json())
+                if note:
+                    warning(note)
+                return fresh_imports
+            plan: Plan = job.data
+            self._repair_copy(plan.mutant.id)
+            mutant_result = classify(plan, result)
+            if order is not None:
+                order.learn(plan, mutant_result)
+            store.save_result(mutant_result, plan.fingerprint)
+            self._account(result)
+            progress.advance(mutant_result.status)
+            return None
+
+        with RunProgress(self.console, len(pending)) as progress:
+            pool.run(jobs, on_result, progress.tick, order.reorder if order is not None else None)
+        self.stats.worker_restarts = pool.restarts
+        self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
+
+    def _zygote_trust_check(self, jobs: list[Job], allowance: float) -> Job | None:
+        """The zygote's control job for the fresh-import ``jobs`` (see ``zygote_trust_check``), or
+        ``None`` when their launchers are settled without one."""
+        baseline = self.baseline
+        enabled = self.config.zygote and baseline is not None and bool(baseline.preload)
+
+        def timeout_of(tests: list[str]) -> float:
+            assert baseline is not None
+            durations = sum(baseline.duration(t) for t in tests)
+            return time_limit(durations, self.config.timeout_factor, self.config.timeout_constant)
+
+        note = None
+        control = zygote_trust_check.control_for(baseline, jobs, enabled, timeout_of, allowance)
+        if control is None and enabled and baseline is not None and jobs:
+            note = zygote_trust_check.settle(baseline, jobs, [], None)  # recorded in an earlier run
+        if note:
+            warning(note)
+        return control
+
+    def _repair_copy(self, mutant_id: str | None = None) -> None:
+        """Put back whatever the last mutant changed in the isolated copy (see ``copyguard``)."""
+        if self.copy_guard is None:
+            return
+        repair = self.copy_guard.repair()
+        if not repair:
+            return
+        self._copy_repairs += 1
+        if self._copy_repairs == 1:
+            changed = ", ".join(sorted(repair.restored + repair.removed)[:3])
+            who = f"mutant {mutant_id}" if mutant_id else "a crashed worker's mutant"
+            warning(
+                f"{who} changed files of the isolated copy ({changed}); restored before the next "
+                "mutant (your tree is untouched)"
+            )
+        if repair.changed_in_tree:
+            warning(
+                f"restored {', '.join(repair.changed_in_tree[:3])} in the copy from your tree, which was "
+                "edited during the run: later verdicts may mix old and new code"
+            )
+
+    def _account(self, result: JobResult) -> None:
+        note = self.stats.record_job(result)
+        if note and note not in self._zygote_warnings:
+            self._zygote_warnings.add(note)
+            warning(note)
+
+
+def run_engine(
+    config: EngineConfig,
+    console: Console,
+    mutant_source: MutantSource | None = None,
+    mutant_filter: MutantFilter | None = None,
+) -> RunStats:
+    """Run one target; ``mutant_filter`` narrows the generated mutants before anything is planned."""
+    return Engine(config, console, mutant_source, mutant_filter).run()

@@ -1,0 +1,127 @@
+"""The corpus benchmark's hand labels (bench/corpus/sites.toml) are well-formed, and its matcher
+judges a mutant by the most specific label.
+
+No network and no sdist is needed: the label file, the package manifest and the scorer's pure
+functions are read as they are committed. A label that names an operator nobody has, lacks a
+reason, or repeats another entry would silently distort recall and precision.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from types import ModuleType
+
+import pytest
+from testkit import REPO
+
+from mutagent.mutation.registry import all_operators
+
+CORPUS = REPO / "bench" / "corpus"
+
+
+def _load(name: str) -> ModuleType:
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))  # score.py imports its sibling fetch.py
+    spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+score = _load("score")
+LABELS = score.load_labels(CORPUS / "sites.toml")
+PACKAGES = score.load_packages(CORPUS / "packages.toml")
+
+
+def test_the_corpus_has_six_packages_and_labels_of_both_kinds() -> None:
+    assert len({p.name for p in PACKAGES}) >= 6
+    kinds = Counter(label.kind for label in LABELS)
+    assert kinds["site"] > 0 and kinds["non_site"] > 0
+
+
+def test_every_operator_exists_or_is_one_of_the_two_new_ones() -> None:
+    known = set(all_operators()) | set(score.NEW_OPERATORS)
+    unknown = sorted({label.operator for label in LABELS} - known)
+    assert unknown == []
+
+
+def test_every_entry_has_a_reason_and_a_function() -> None:
+    assert [label for label in LABELS if not label.reason.strip() or not label.function.strip()] == []
+
+
+def test_every_label_points_at_a_listed_file_of_a_listed_package() -> None:
+    files = {(p.name, f) for p in PACKAGES for f in p.files}
+    assert [label.key for label in LABELS if (label.package, label.file) not in files] == []
+
+
+def test_no_entry_is_listed_twice() -> None:
+    counts = Counter(label.key for label in LABELS)
+    assert [key for key, n in counts.items() if n > 1] == []
+
+
+def test_packages_are_pinned() -> None:
+    for package in PACKAGES:
+        assert package.version and len(package.sha256) == 64 and package.files
+
+
+def _label(kind: str, **fields: object) -> object:
+    base = {"package": "p", "file": "f.py", "function": "loop", "operator": "retry-bound-off-by-one"}
+    base.update(fields)
+    return score.Label(kind=kind, reason="r", **base)
+
+
+def _mutant(original: str, replacement: str = "x", operator: str = "retry-bound-off-by-one") -> dict:
+    return {"operator": operator, "original": original, "replacement": replacement}
+
+
+@pytest.mark.parametrize(
+    ("original", "line", "expected"),
+    [
+        ("attempt > max_attempts", "if attempt > max_attempts or used <= 0:", "site"),
+        ("used <= 0", "if attempt > max_attempts or used <= 0:", "non_site"),
+    ],
+)
+def test_an_anchor_in_the_mutated_code_beats_one_elsewhere_on_its_line(
+    original: str, line: str, expected: str
+) -> None:
+    site = _label("site", anchor=("attempt > max_attempts",))
+    non_site = _label("non_site", anchor=("used <= 0",))
+    verdict = score.judge(_mutant(original), [site, non_site], line)
+    assert verdict.kind == expected
+
+
+def test_an_exact_rewrite_label_only_matches_that_rewrite() -> None:
+    non_site = _label("non_site", mutant="needs_approval -> True", operator="skip-approval")
+    site = _label("site", anchor=("not needs_approval",), operator="skip-approval")
+    line = "if not needs_approval:"
+    wrong_way = score.judge(_mutant("needs_approval", "True", "skip-approval"), [site, non_site], line)
+    right_way = score.judge(_mutant("not needs_approval", "True", "skip-approval"), [site, non_site], line)
+    assert (wrong_way.kind, right_way.kind) == ("non_site", "site")
+
+
+def test_after_tells_identical_lines_apart_by_what_precedes_them() -> None:
+    close = "await _close(stream)"
+    site = _label("site", anchor=("_close(stream)",), after="result = None")
+    non_site = _label("non_site", anchor=("_close(stream)",), after="except StopAsyncIteration:")
+    at_the_end = score.judge(_mutant(close), [site, non_site], close, "except StopAsyncIteration:\n  if x:")
+    on_failure = score.judge(_mutant(close), [site, non_site], close, "result = None\n  if x:")
+    elsewhere = score.judge(_mutant(close), [site, non_site], close, "pass")
+    assert (at_the_end.kind, on_failure.kind, elsewhere) == ("non_site", "site", None)
+
+
+def test_no_label_means_unjudged_and_a_tie_of_kinds_is_ambiguous() -> None:
+    assert score.judge(_mutant("x > 1"), [], "if x > 1:") is None
+    other_operator = _label("site", operator="skip-backoff")
+    assert score.judge(_mutant("x > 1"), [other_operator], "if x > 1:") is None
+    tie = [_label("site"), _label("non_site")]
+    assert score.judge(_mutant("x > 1"), tie, "if x > 1:") == "ambiguous"
+
+
+def test_function_spans_use_qualnames_with_locals() -> None:
+    source = "class A:\n    def f(self):\n        def g():\n            return 1\n        return g\n"
+    spans = score.function_spans(source)
+    assert spans["A.f"] == (2, 5) and spans["A.f.<locals>.g"] == (3, 4)
