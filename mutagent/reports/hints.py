@@ -69,10 +69,11 @@ def _empty(d: Dialect) -> tuple[str, list[str], list[str]]:
 def _truncated_arguments(d: Dialect) -> tuple[str, list[str], list[str]]:
     tool = f'ToolCall("{_tool_id(d)}", "lookup", {{"city": "Paris"}})'
     if not d.streaming:
+        cut = f'ToolCall("{_tool_id(d)}", "lookup", \'{{"city": "Par\')'
         return (
-            "A non-streaming body carries the tool arguments whole, so cut JSON comes from a body cut "
-            "short: script the cut and assert the tool never ran and the turn failed or was retried.",
-            [f'fake_model.script(b.cut(after=1, tool_calls=[{tool}]), b.ok(text="done"))'],
+            "Send the tool arguments as a string that is not complete JSON (the fake server sends a "
+            "string verbatim) and assert the tool never ran and the turn failed or was retried.",
+            [f'fake_model.script(b.ok(tool_calls=[{cut}]), b.ok(text="done"))'],
             ["assert lookup.calls == []  # the tool never saw half an argument object"],
         )
     fragments = {
@@ -226,6 +227,37 @@ def _retry_bound(d: Dialect) -> tuple[str, list[str], list[str]]:
     )
 
 
+def _turn_script(d: Dialect) -> list[str]:
+    """A model that asks for a tool on every turn: only the loop's own turn bound ends it."""
+    return [
+        "fake_model.script(*[",
+        f'    b.ok(tool_calls=[ToolCall(f"{_tool_id(d)[:-1]}{{i}}", "lookup", {{"q": "again"}})])',
+        "    for i in range(MAX_TURNS + 1)",
+        "])",
+    ]
+
+
+def _turn_limit(d: Dialect) -> tuple[str, list[str], list[str]]:
+    return (
+        "Script a model that asks for a tool on every turn and assert the exact number of model "
+        "requests before the turn-limit error; also let a run finish on exactly the last allowed turn.",
+        _turn_script(d),
+        [
+            "with pytest.raises(YourTurnLimitError): agent.run(...)",
+            "assert fake_model.request_count == MAX_TURNS",
+        ],
+    )
+
+
+def _unbounded_turns(d: Dialect) -> tuple[str, list[str], list[str]]:
+    return (
+        "Script a model that never stops asking for tools and assert the loop ends with its turn-limit "
+        "error (a request beyond the script fails the test; a hang is reported as Timeout).",
+        _turn_script(d),
+        ["assert fake_model.request_count <= MAX_TURNS  # wrap the run in pytest.raises(YourTurnLimitError)"],
+    )
+
+
 def _tool_refused(what: str, call: str) -> Recipe:
     def recipe(d: Dialect) -> tuple[str, list[str], list[str]]:
         tool = call.replace("ID", _tool_id(d))
@@ -327,7 +359,9 @@ RECIPES: dict[str, Recipe] = {
     ),
     "swallow-tool-error": _swallow,
     "truncate-tool-results": _truncate,
+    "turn-limit-off-by-one": _turn_limit,
     "unbounded-retry": _unbounded,
+    "unbounded-turns": _unbounded_turns,
 }
 
 
