@@ -50,7 +50,7 @@ def _sources(path: Path, paths: list[str] | None) -> tuple[Path, list[str]]:
     """(root, source files relative to it): a single file maps alone; a directory is discovered as
     ``mutagent run`` discovers it."""
     from mutagent.config import build_config
-    from mutagent.engine.discover import discover
+    from mutagent.engine.selection.discover import discover
     from mutagent.errors import UsageError
 
     if not path.exists():
