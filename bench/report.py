@@ -32,6 +32,16 @@ def _verdict(passed: bool | None) -> str:
     return {True: "met", False: "**missed**", None: ""}[passed]
 
 
+def _conditions(section: Section) -> str:
+    """The measured line's warnings, repeated in the headline so a noisy figure is never read alone."""
+    marks = [
+        word
+        for word, found in (("--quick", "--quick"), ("under load", "measured under load"))
+        if found in section.measured
+    ]
+    return ", ".join(marks) or section.measured.split(",")[0]
+
+
 def render(sections: list[Section], machine: dict[str, str], args: argparse.Namespace, elapsed: float) -> str:
     command = (
         "python bench/run.py" + (" --quick" if args.quick else "") + f" --repeat {args.repeat} "
@@ -42,7 +52,13 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
         "",
         f"Written by `{command}` in {elapsed / 60:.1f} min. Each figure is the median of its runs "
         "(range shown when there are several). Timings are wall-clock on a shared machine: compare "
-        "ratios measured in the same run, not absolute seconds across runs.",
+        "ratios measured in the same run, not absolute seconds across runs."
+        + (
+            " With `--only`, the other sections are kept from the previous run, each with its own "
+            "measured line (date, load, CPU when recorded); the machine table is this run's."
+            if args.only
+            else ""
+        ),
         "",
         "## Machine",
         "",
@@ -54,13 +70,13 @@ def render(sections: list[Section], machine: dict[str, str], args: argparse.Name
         "",
     ]
     headline = [
-        [s.title.split(",")[0], f.name, f.shown(), f.spread(), f.target, _verdict(f.passed)]
+        [s.title.split(",")[0], f.name, f.shown(), f.spread(), f.target, _verdict(f.passed), _conditions(s)]
         for s in sections
         for f in s.figures
         if f.target
     ]
     out += (
-        _table(["benchmark", "figure", "median", "range", "target", "verdict"], headline)
+        _table(["benchmark", "figure", "median", "range", "target", "verdict", "measured"], headline)
         if headline
         else ["(no figure with a target was measured)"]
     )

@@ -123,7 +123,7 @@ def measured_under(quick: bool) -> str:
     """When and under which load a section was measured; marked noisy when the 1-minute load
     average exceeds the cores (other processes competed for the CPU during the section)."""
     info = machine_info()
-    text = f"{info['date']}, load average {info['load average (1, 5, 15 min)']}"
+    text = f"{info['date']}, {info['cpu']}, load average {info['load average (1, 5, 15 min)']}"
     if quick:
         text += ", --quick (one run, smallest configuration)"
     if os.getloadavg()[0] > (os.cpu_count() or 1):
