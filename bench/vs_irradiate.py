@@ -83,20 +83,26 @@ def compare(name: str, triples: list[Triple], section: Section) -> None:
             ),
         ]
     rows = []
-    for label, walls, counts in (
-        ("mutagent", [t.mutagent.wall for t in triples], [t.mutagent.mutants for t in triples]),
-        ("mutmut 3.8.1", [t.mutmut.measurement.wall for t in triples], [t.mutmut.mutants for t in triples]),
+    for label, walls, counts, under in (
+        ("mutagent", [t.mutagent.wall for t in triples], [t.mutagent.mutants for t in triples], floors),
+        (
+            "mutmut 3.8.1",
+            [t.mutmut.measurement.wall for t in triples],
+            [t.mutmut.mutants for t in triples],
+            floors,
+        ),
         (
             "irradiate 0.4.3",
             [t.irradiate.measurement.wall for t, _, _ in measured],
             [t.irradiate.mutants for t, _, _ in measured],
+            [f for _, f, _ in measured],
         ),
     ):
         if not walls:
             rows.append([label, "not measured", "", "", "", ""])
             continue
         per = [per_mutant(w, c) for w, c in zip(walls, counts, strict=True)]
-        over = [w / f.seconds for w, f in zip(walls, floors, strict=False) if f.seconds > 0]
+        over = [w / f.seconds for w, f in zip(walls, under, strict=True) if f.seconds > 0]
         rows.append(
             [
                 label,
