@@ -72,6 +72,8 @@ def run_irradiate(target: Path, root: Path, workers: int, timeout: float | None 
         run.statuses.update(str(m["status"]).capitalize() for m in data["mutants"])
     except (ValueError, KeyError, TypeError):
         pass
+    if measurement.returncode == -9 and timeout is not None:
+        raise BenchError(f"irradiate run did not finish within {timeout:.0f} s (stopped) in {root}")
     if not measurement.ok or not run.mutants:
         raise BenchError(
             f"irradiate run failed (exit {measurement.returncode}, {run.mutants} mutants) in {root}:\n"

@@ -23,6 +23,7 @@ from storeinfo import RunInfo
 from vs_mutmut import TARGETS, Target, run_pair
 
 GOAL = "mutagent cheaper per mutant than irradiate"
+IRRADIATE_BUDGET = 5  # irradiate is stopped after 5 × the slower of mutagent's and mutmut's wall + 60 s
 
 
 @dataclass
@@ -39,7 +40,8 @@ def run_triple(target: Target, workers: int) -> Triple:
     try:
         with scratch(f"irradiate-{target.name}") as parent:
             copy = target.copy(parent)
-            irradiate = run_irradiate(copy, target.mutmut_root(copy), workers)
+            budget = IRRADIATE_BUDGET * max(pair.mutagent.wall, pair.mutmut.measurement.wall) + 60
+            irradiate = run_irradiate(copy, target.mutmut_root(copy), workers, timeout=budget)
     except BenchError as exc:
         lines = str(exc).strip().splitlines()
         return Triple(pair.mutagent, pair.mutmut, None, " / ".join(lines[:1] + lines[-4:]))
