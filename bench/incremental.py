@@ -86,7 +86,9 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
     edited = [e.wall / f.wall for f, _, e, _ in rounds]
     section.figures += [
         Figure("no-change re-run ÷ first run", same, "%", "< 10 %", check(median(same), at_most=0.1)),
-        Figure("one-function-edit re-run ÷ first run", edited, "%"),
+        Figure(
+            "one-function-edit re-run ÷ first run", edited, "%", "≤ 10 %", check(median(edited), at_most=0.1)
+        ),
         Figure("first run wall", [f.wall for f, _, _, _ in rounds], "s"),
         Figure("no-change re-run wall", [s.wall for _, s, _, _ in rounds], "s"),
         Figure("edited re-run wall", [e.wall for _, _, e, _ in rounds], "s"),
@@ -111,7 +113,8 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
     )
     section.notes.append(
         "The edit adds `_bench_edit = None` as the first statement of the function holding the "
-        "first mutant that ran; the source changes, so the baseline is re-measured as well."
+        "first mutant that ran (an edit inside a function body: the file's import-time lines do not "
+        "change). Both ratios are wall ÷ wall of runs on the same copy, one right after the other."
     )
     return section
 

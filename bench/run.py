@@ -4,7 +4,11 @@
     python bench/run.py --quick         # a few minutes: smallest configurations, one run each
     python bench/run.py --only mutmut,naive --repeat 5
 
-Sections: mutmut (1), naive (2), matrix (3), efficiency (4), scaling (5), incremental (6).
+    python bench/run.py --quick --only irradiate,first-mutant,overhead
+
+Sections: mutmut (1), naive (2), matrix (3), efficiency (4), scaling (5), incremental (6),
+irradiate (7: mutmut and irradiate 0.4.3 vs mutagent), first-mutant (8), overhead (9).
+irradiate and first-mutant build separate venvs once under the bench cache (bench/venvs.py).
 A section that fails is reported as not measured with its error; the others still run.
 """
 
@@ -12,21 +16,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import agentruns
+import first_mutant
 import incremental
 import matrix
+import overhead
 import scaling
+import vs_irradiate
 import vs_mutmut
 import vs_naive
 from common import BENCH, BenchError, Section, console, machine_info, print_section
 from report import write_results
 
-SECTIONS = ("mutmut", "naive", "matrix", "efficiency", "scaling", "incremental")
+SECTIONS = (
+    "mutmut",
+    "naive",
+    "matrix",
+    "efficiency",
+    "scaling",
+    "incremental",
+    "irradiate",
+    "first-mutant",
+    "overhead",
+)
 
 
 def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], Section]]]:
@@ -38,6 +56,12 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], Section]]]:
         ("efficiency", lambda: matrix.efficiency_section(*agentruns.interleaved(repeat, workers), workers)),
         ("scaling", lambda: scaling.measure(repeat, workers, quick)),
         ("incremental", lambda: incremental.measure(repeat, workers, quick)),
+        (
+            "irradiate",
+            lambda: vs_irradiate.measure(repeat, workers, quick, None, args.sample_agent_repeat),
+        ),
+        ("first-mutant", lambda: first_mutant.measure_section(repeat, workers, quick)),
+        ("overhead", lambda: overhead.measure(repeat, workers, quick)),
     ]
     chosen = args.only.split(",") if args.only else list(SECTIONS)
     unknown = set(chosen) - set(SECTIONS)
@@ -64,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         "--sample-agent-repeat",
         type=int,
         default=1,
-        help="mutmut pairs on the sample agent (about 1000 generic mutants: many minutes each)",
+        help="mutmut pairs / irradiate triples on the sample agent (about 1000 generic mutants: "
+        "many minutes each)",
     )
     parser.add_argument("--naive-sample", type=int, default=8, help="mutants timed per naive batch")
     parser.add_argument("--seed", type=int, default=0, help="seed of the naive sample")
@@ -84,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         except (BenchError, OSError, ValueError, KeyError) as exc:
             section = Section(key, key, error=f"{type(exc).__name__}: {exc}".strip())
             console.print(traceback.format_exc(), style="dim")
-        info = machine_info()
-        section.measured = f"{info['date']}, load average {info['load average (1, 5, 15 min)']}"
+        section.measured = measured_under(args.quick)
         sections.append(section)
         print_section(section)
     machine["load average at the end"] = machine_info()["load average (1, 5, 15 min)"]
@@ -93,6 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     write_results(args.output, everything, machine, args, time.monotonic() - started)
     console.print(f"wrote {args.output} and {args.output.with_suffix('.json')}")
     return 0 if all(s.error is None for s in sections) else 1
+
+
+def measured_under(quick: bool) -> str:
+    """When and under which load a section was measured; marked noisy when the 1-minute load
+    average exceeds the cores (other processes competed for the CPU during the section)."""
+    info = machine_info()
+    text = f"{info['date']}, {info['cpu']}, load average {info['load average (1, 5, 15 min)']}"
+    if quick:
+        text += ", --quick (one run, smallest configuration)"
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        text += "; **measured under load** (1-minute load above the core count): noisy figures"
+    return text
 
 
 def merge(path: Path, fresh: list[Section]) -> list[Section]:
