@@ -23,12 +23,6 @@ REQUEST = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user
 
 
 @pytest.fixture
-def server():
-    with FakeModelServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def client(server):
     with anthropic.Anthropic(base_url=server.base_url, api_key="test-key", max_retries=0, timeout=5.0) as c:
         yield c

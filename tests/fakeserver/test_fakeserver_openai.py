@@ -13,16 +13,10 @@ import json
 import openai
 import pytest
 
-from mutagent.fakeserver import FakeModelServer, ToolCall
+from mutagent.fakeserver import ToolCall
 from mutagent.fakeserver import behaviours as b
 
 MESSAGES = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture
-def server():
-    with FakeModelServer() as srv:
-        yield srv
 
 
 @pytest.fixture

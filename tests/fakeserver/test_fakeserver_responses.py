@@ -20,12 +20,6 @@ INPUT = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture
-def server():
-    with FakeModelServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def client(server):
     with openai.OpenAI(base_url=server.base_url + "/v1", api_key="k", max_retries=0, timeout=5.0) as c:
         yield c
