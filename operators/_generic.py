@@ -328,7 +328,7 @@ class MutmutOperator(Operator):
 # mutmut registers these two for every node (``cst.CSTNode``) and filters inside; calling them
 # on the ~10,000 nodes of a file cost more than all other generic operators together. These are
 # the node types they can change, read from their own mapping and matcher (the parity test with
-# mutmut in tests/test_generate.py fails if a mutmut release widens them).
+# mutmut in tests/mutation/test_generate.py fails if a mutmut release widens them).
 _NARROWED: dict[str, Callable[[], tuple[type, ...]]] = {
     "operator_keywords": lambda: tuple(getattr(_mutmut, "_keyword_mapping", {cst.CSTNode: None})),
     "operator_swap_op": lambda: (

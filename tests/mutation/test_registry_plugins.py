@@ -160,7 +160,7 @@ def test_a_plugin_shadowing_a_built_in_is_refused(tmp_path: Path) -> None:
 
 
 def test_plugin_examples_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plugin's examples, checked the way tests/test_operator_examples.py checks built-ins."""
+    """The plugin's examples, checked the way tests/operators/test_operator_examples.py checks built-ins."""
     monkeypatch.syspath_prepend(str(PLUGIN_DIST))
     from mutagent_example_plugin import ZeroTimeout
 

@@ -35,7 +35,7 @@ from mutagent.mutation.generate import (
 from mutagent.mutation.operator import Mutation, Operator
 from mutagent.mutation.registry import select_operators
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASE_CLIENT = Path(anthropic.__file__).parent / "_base_client.py"
 SAMPLE_AGENT = sorted(p for p in (ROOT / "sample_agent").glob("*.py") if p.name != "__init__.py")
 STDLIB = [Path(textwrap.__file__), Path(json.decoder.__file__)]

@@ -26,7 +26,7 @@ STREAM_OPERATORS = (
     "ignore-length-stop",
     "accept-truncated-tool-arguments",
 )
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mutants(name: str, source: str) -> list:

@@ -22,7 +22,7 @@ RETRY_OPERATORS = (
     "skip-backoff",
     "misclassify-retryable",
 )
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mutants(name: str, source: str) -> list:

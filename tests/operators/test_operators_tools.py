@@ -22,7 +22,7 @@ TOOL_OPERATORS = (
     "ignore-idempotency-key",
     "skip-tenant-check",
 )
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mutants(name: str, source: str, file: str = "agent.py") -> list:
