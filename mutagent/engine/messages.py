@@ -1,9 +1,10 @@
 """What crosses the pipe between the engine and a warm worker, as frozen dataclasses (and the
 worker's configuration, which crosses as a JSON file named by ``MUTAGENT_WORKER``).
 
-Two named messages carry the work (the rest, ``ready``/``fatal``/``stop``, are start-up and
-shutdown): the engine sends a ``job`` (:class:`JobSpec`), the worker answers with a ``result``
-(:class:`JobResult`, holding one :class:`TestRecord` per test that finished). Each is built in
+Two named messages carry the work: the engine sends a ``job`` (:class:`JobSpec`), the worker
+answers with a ``result`` (:class:`JobResult`, holding one :class:`TestRecord` per test that
+finished); three frame it: ``ready`` (:class:`WorkerReady`) or ``fatal`` (:class:`WorkerFatal`)
+when the worker starts, ``stop`` (:class:`Stop`) at the end. Each is built in
 one place on its side and turned into plain data only at the pipe (``to_wire``/``from_wire``),
 so both ends agree on one list of fields and a misspelt key fails here, not three files away.
 
@@ -42,8 +43,10 @@ class Mode(str, Enum):
 
 
 class Launcher(str, Enum):
-    """Which process ran a fresh-import job."""
+    """The names of the launchers (``harness/launchers.py``); a ``JobResult`` names the launcher of
+    a fresh import only (code swap leaves it empty, as the run's numbers and the store read it)."""
 
+    CODE_SWAP = "swap"  # a child of the warm worker with the mutated code objects swapped in
     ZYGOTE = "zygote"  # a child forked from the worker's zygote
     FRESH_PROCESS = "fresh"  # a new ``python -m pytest``
 
@@ -299,3 +302,122 @@ class WorkerConfig:
             measure=bool(data.get("measure")),
             zygote=data.get("zygote"),
         )
+
+
+# --- start-up and shutdown ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShadowedModule:
+    """A module of the target that the worker imported from somewhere other than the copy."""
+
+    module: str
+    expected: str  # the file in the isolated copy
+    actual: str  # where Python found it (an installed copy of the target, say)
+
+
+@dataclass(frozen=True)
+class WorkerReady:
+    """A worker collected the suite and waits for jobs: its start-up facts."""
+
+    pid: int
+    collected: tuple[str, ...]  # node ids, in collection order
+    startup: float  # wall seconds from the worker's start to this message
+    cpu: float = 0.0  # CPU seconds the worker spent starting (imports, collection)
+    live_functions: int = 0  # functions of the target files a code swap can reach
+    imports: dict[str, Any] | None = field(default=None, compare=False)  # import-time lines (measure)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": "ready",
+            "pid": self.pid,
+            "collected": list(self.collected),
+            "startup": self.startup,
+            "cpu": self.cpu,
+            "live_functions": self.live_functions,
+            "imports": self.imports,
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> WorkerReady:
+        return cls(
+            pid=int(data["pid"]),
+            collected=tuple(data.get("collected") or ()),
+            startup=float(data.get("startup") or 0.0),
+            cpu=float(data.get("cpu") or 0.0),
+            live_functions=int(data.get("live_functions") or 0),
+            imports=data.get("imports"),
+        )
+
+
+class FatalKind(str, Enum):
+    """Why a worker cannot start."""
+
+    COLLECT = "collect"  # pytest reported errors while collecting the suite
+    SHADOWED = "shadowed"  # a target module is imported from outside the copy
+
+
+@dataclass(frozen=True)
+class WorkerFatal:
+    """A worker cannot serve jobs; it exits after sending this."""
+
+    kind: FatalKind
+    message: str = ""
+    shadowed: tuple[ShadowedModule, ...] = ()
+
+    @classmethod
+    def collect_errors(cls, count: int) -> WorkerFatal:
+        return cls(FatalKind.COLLECT, f"{count} errors while collecting the tests")
+
+    @classmethod
+    def shadowing(cls, shadowed: list[dict[str, str]]) -> WorkerFatal:
+        """From ``pytest_support.shadow_check``'s findings."""
+        modules = tuple(ShadowedModule(**s) for s in shadowed)
+        return cls(FatalKind.SHADOWED, "", modules)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": "fatal",
+            "kind": self.kind.value,
+            "message": self.message,
+            "shadowed": [dataclasses.asdict(s) for s in self.shadowed],
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> WorkerFatal:
+        return cls(
+            FatalKind(data["kind"]),
+            str(data.get("message") or ""),
+            tuple(ShadowedModule(**s) for s in data.get("shadowed") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The engine ends the run: the worker stops its zygote and exits."""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "stop"}
+
+
+WorkerMessage = WorkerReady | WorkerFatal | JobResult
+EngineMessage = tuple[str, JobSpec] | Stop  # a job with its id, or the end of the run
+
+
+def worker_message_from_wire(data: Mapping[str, Any]) -> WorkerMessage | None:
+    """What a worker sent, typed; ``None`` for a message of no known type (ignored)."""
+    kind = data.get("type")
+    if kind == "result":
+        return JobResult.from_wire(data)
+    if kind == "ready":
+        return WorkerReady.from_wire(data)
+    if kind == "fatal":
+        return WorkerFatal.from_wire(data)
+    return None
+
+
+def engine_message_from_wire(data: Mapping[str, Any] | None) -> EngineMessage:
+    """What the engine sent, typed; end-of-file (``None``) means the same as :class:`Stop`."""
+    if data is None or data.get("type") != "job":
+        return Stop()
+    return str(data["id"]), JobSpec.from_wire(data)

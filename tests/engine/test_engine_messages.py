@@ -10,12 +10,30 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from mutagent.engine.harness import zygote
+from mutagent.engine.harness.events import (
+    BaselineMeasured,
+    ChildDone,
+    ChildError,
+    ChildEvent,
+    Exited,
+    Forked,
+    ForkRequest,
+    TestFinished,
+    TestStarted,
+    ZygoteFatal,
+    ZygoteReady,
+    child_event_from_wire,
+    zygote_message_from_wire,
+)
 from mutagent.engine.harness.worker import Worker
+from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 from mutagent.engine.messages import (
     CodeSwap,
     FreshImportSource,
@@ -24,12 +42,19 @@ from mutagent.engine.messages import (
     JobSpec,
     Launcher,
     Mode,
+    ShadowedModule,
+    Stop,
     TestRecord,
     WorkerConfig,
+    WorkerFatal,
+    WorkerReady,
+    engine_message_from_wire,
+    worker_message_from_wire,
 )
 from mutagent.engine.orchestration.pool import Job, Pool
-from mutagent.engine.protocol import send
+from mutagent.engine.protocol import recv, send
 from mutagent.engine.verdict import FORK_ALLOWANCE, classify, fresh_import_end, time_limit
+from mutagent.errors import MutagentError, UsageError
 from mutagent.model import Status
 
 # --- the messages ---------------------------------------------------------------------------
@@ -76,6 +101,47 @@ def test_a_job_result_survives_the_wire_and_unknown_values_fail_loudly() -> None
     assert back == result and back.baseline == {"lines": {}}
     with pytest.raises(ValueError):
         JobResult.from_wire({**result.to_wire(), "status": "killed"})  # not a way a job ends
+
+
+def test_start_up_and_shutdown_messages_survive_the_wire() -> None:
+    ready = WorkerReady(41, ("t::a", "t::b"), startup=1.5, cpu=1.2, live_functions=7, imports={"a.py": [1]})
+    back = worker_message_from_wire(ready.to_wire())
+    assert back == ready and isinstance(back, WorkerReady) and back.imports == {"a.py": [1]}
+    shadowed = WorkerFatal.shadowing(
+        [{"module": "pkg", "expected": "/copy/pkg.py", "actual": "/site/pkg.py"}]
+    )
+    assert worker_message_from_wire(shadowed.to_wire()) == shadowed
+    assert shadowed.shadowed == (ShadowedModule("pkg", "/copy/pkg.py", "/site/pkg.py"),)
+    assert worker_message_from_wire(WorkerFatal.collect_errors(2).to_wire()) == WorkerFatal.collect_errors(2)
+    assert worker_message_from_wire({"type": "gossip"}) is None  # of no known type: ignored
+    assert isinstance(engine_message_from_wire(Stop().to_wire()), Stop)
+    assert isinstance(engine_message_from_wire(None), Stop)  # the engine is gone: same as stop
+    spec = JobSpec.plain(["t::a"], 2.0)
+    assert engine_message_from_wire(spec.to_wire("j7")) == ("j7", spec)
+
+
+def test_the_harness_events_survive_the_wire_and_garbage_is_a_harness_error() -> None:
+    events: list[ChildEvent] = [
+        TestStarted("t::a"),
+        TestFinished(TestRecord("t::a", "failed", 0.2, "boom", "tb")),
+        BaselineMeasured({"lines": {}}),
+        ChildDone(),
+        ChildError("Traceback"),
+    ]
+    for event in events:
+        assert child_event_from_wire(event.to_wire()) == event
+    for garbage in [("stop",), ("test",), (), 42]:
+        unreadable = child_event_from_wire(garbage)  # type: ignore[arg-type]
+        assert isinstance(unreadable, ChildError) and "unreadable" in unreadable.traceback
+    for message in [
+        ZygoteReady(9, 3, ("broken_mod",), 0.5, 0.4),
+        ZygoteFatal("preloading started threads"),
+        ForkRequest(("tests", "-x"), {"A": "1"}, "/aux/log"),
+        Forked(12),
+        Exited(12, 256, 0.3),
+    ]:
+        assert zygote_message_from_wire(message.to_wire()) == message
+    assert zygote_message_from_wire(None) is None and zygote_message_from_wire(("forked",)) is None
 
 
 # --- the verdict rules ------------------------------------------------------------------------
@@ -154,20 +220,22 @@ def test_a_fresh_import_that_never_loaded_the_mutant_is_a_harness_error() -> Non
 FAKE_WORKER = textwrap.dedent(
     """
     import os, sys
-    from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord
+    from mutagent.engine.messages import (
+        JobResult, Mode, Stop, TestRecord, WorkerReady, engine_message_from_wire,
+    )
     from mutagent.engine.protocol import recv, send
 
     in_fd, out_fd = (int(fd) for fd in os.environ["MUTAGENT_WORKER_FDS"].split(","))
-    send(out_fd, {"type": "ready", "pid": os.getpid(), "collected": ["t::a", "t::die"], "cpu": 0.0})
+    send(out_fd, WorkerReady(os.getpid(), ("t::a", "t::die"), startup=0.1).to_wire())
     while True:
-        message = recv(in_fd)
-        if message is None or message["type"] == "stop":
+        message = engine_message_from_wire(recv(in_fd))
+        if isinstance(message, Stop):
             sys.exit(0)
-        job = JobSpec.from_wire(message)
+        job_id, job = message
         if "t::die" in job.tests:
             os._exit(9)  # the worker dies mid-job, as an OOM kill would leave it
         records = [TestRecord(nodeid, "failed" if job.fast else "passed", 0.01) for nodeid in job.tests]
-        result = JobResult.done(records).but(job_id=message["id"], mode=Mode.SWAP, elapsed=0.02, cpu=0.01)
+        result = JobResult.done(records).but(job_id=job_id, mode=Mode.SWAP, elapsed=0.02, cpu=0.01)
         send(out_fd, result.to_wire())
     """
 )
@@ -196,6 +264,31 @@ def test_the_pool_turns_a_workers_answers_and_its_death_into_typed_results(tmp_p
     assert pool.restarts == 2  # re-queued once, then given up
 
 
+FATAL_WORKER = textwrap.dedent(
+    """
+    import os, sys
+    from mutagent.engine.messages import WorkerFatal
+    from mutagent.engine.protocol import send
+
+    in_fd, out_fd = (int(fd) for fd in os.environ["MUTAGENT_WORKER_FDS"].split(","))
+    shadowed = [{"module": "pkg", "expected": "/copy/pkg.py", "actual": "/site/pkg.py"}]
+    fatal = WorkerFatal.shadowing(shadowed) if sys.argv[1] == "shadowed" else WorkerFatal.collect_errors(2)
+    send(out_fd, fatal.to_wire())
+    """
+)
+
+
+def test_a_worker_that_cannot_start_stops_the_run_with_its_reason(tmp_path: Path) -> None:
+    shadowed = Pool(1, [sys.executable, "-c", FATAL_WORKER, "shadowed"], tmp_path, dict(os.environ), tmp_path)
+    shadowed.start()
+    with pytest.raises(UsageError, match="module pkg is imported from /site/pkg.py instead of the isolated"):
+        shadowed.wait_ready()
+    broken = Pool(1, [sys.executable, "-c", FATAL_WORKER, "collect"], tmp_path, dict(os.environ), tmp_path)
+    broken.start()
+    with pytest.raises(MutagentError, match="a worker could not start: 2 errors while collecting the tests"):
+        broken.wait_ready()
+
+
 # --- the worker against a fake forked child -------------------------------------------------
 
 
@@ -208,22 +301,23 @@ def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Worker:
     return Worker(session, config, {}, started=0.0)
 
 
-def _fake_child(messages: list[tuple], exit_code: int = 0) -> tuple[int, int]:
+def _fake_child(events: list[ChildEvent | tuple], exit_code: int = 0) -> tuple[int, int]:
+    """A forked process that sends ``events`` (typed, or raw tuples as a broken child would)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the fake child
         os.close(read_fd)
-        for message in messages:
-            send(write_fd, message)
+        for event in events:
+            send(write_fd, event if isinstance(event, tuple) else event.to_wire())
         os._exit(exit_code)
     os.close(write_fd)
     return pid, read_fd
 
 
 def test_the_worker_reads_a_childs_reports_into_a_result(worker: Worker) -> None:
-    record = {"nodeid": "t::a", "outcome": "failed", "duration": 0.2, "message": "boom", "text": "tb"}
+    record = TestRecord("t::a", "failed", 0.2, "boom", "tb")
     pid, read_fd = _fake_child(
-        [("start", "t::a"), ("test", record), ("baseline", {"modules": ["x"]}), ("done",)]
+        [TestStarted("t::a"), TestFinished(record), BaselineMeasured({"modules": ["x"]}), ChildDone()]
     )
     result = worker._watch_child(pid, read_fd, timeout=10.0)
     assert result.status is JobEnd.DONE
@@ -232,8 +326,8 @@ def test_the_worker_reads_a_childs_reports_into_a_result(worker: Worker) -> None
 
 
 def test_a_child_that_dies_mid_test_is_a_crash_naming_the_running_test(worker: Worker) -> None:
-    record = {"nodeid": "t::a", "outcome": "passed", "duration": 0.1}
-    pid, read_fd = _fake_child([("start", "t::a"), ("test", record), ("start", "t::b")], exit_code=3)
+    record = TestRecord("t::a", "passed", 0.1)
+    pid, read_fd = _fake_child([TestStarted("t::a"), TestFinished(record), TestStarted("t::b")], exit_code=3)
     result = worker._watch_child(pid, read_fd, timeout=10.0)
     assert result.status is JobEnd.CRASH and result.running == "t::b"
     assert [t.nodeid for t in result.tests] == ["t::a"]
@@ -241,7 +335,7 @@ def test_a_child_that_dies_mid_test_is_a_crash_naming_the_running_test(worker: W
 
 
 def test_a_harness_error_in_the_child_is_reported_as_an_error(worker: Worker) -> None:
-    pid, read_fd = _fake_child([("start", "t::a"), ("error", "Traceback: LookupError")])
+    pid, read_fd = _fake_child([TestStarted("t::a"), ChildError("Traceback: LookupError")])
     result = worker._watch_child(pid, read_fd, timeout=10.0)
     assert result.status is JobEnd.ERROR and result.detail == "Traceback: LookupError"
     assert result.running == "t::a"
@@ -251,3 +345,86 @@ def test_a_job_naming_tests_the_worker_never_collected_is_a_harness_error(worker
     result = worker.handle("m1", JobSpec.plain(["t::nowhere"], 5.0))
     assert result.status is JobEnd.ERROR and "t::nowhere" in result.detail
     assert result.job_id == "m1" and result.mode is Mode.NONE
+
+
+def test_a_child_that_sends_garbage_is_a_harness_error_not_a_kill(worker: Worker) -> None:
+    pid, read_fd = _fake_child([TestStarted("t::a"), ("test", {"nodeid": "t::a"})])
+    result = worker._watch_child(pid, read_fd, timeout=10.0)
+    assert result.status is JobEnd.ERROR and "unreadable message" in result.detail
+
+
+# --- the worker against a fake engine -------------------------------------------------------
+
+
+def test_the_worker_says_ready_serves_jobs_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    to_worker, from_engine = os.pipe()[::-1]
+    from_worker, to_engine = os.pipe()
+    monkeypatch.setenv("MUTAGENT_WORKER_FDS", f"{from_engine},{to_engine}")
+    session = SimpleNamespace(items=[SimpleNamespace(nodeid="t::a")], testsfailed=0)
+    config = WorkerConfig({}, {}, str(tmp_path), str(tmp_path), (), str(tmp_path / "warm.json"))
+    worker = Worker(session, config, {}, started=0.0)
+    send(to_worker, JobSpec.plain(["t::nowhere"], 5.0).to_wire("j1"))
+    send(to_worker, Stop().to_wire())
+    monkeypatch.setattr("signal.signal", lambda *args: None)  # the worker's SIGTERM handler stays its own
+    monkeypatch.setattr(Worker, "_freeze", staticmethod(lambda: None))  # no gc.freeze in the test process
+    worker.serve()  # returns at Stop
+    ready = worker_message_from_wire(recv(from_worker))
+    assert isinstance(ready, WorkerReady) and ready.collected == ("t::a",) and ready.imports is None
+    result = worker_message_from_wire(recv(from_worker))
+    assert isinstance(result, JobResult) and result.job_id == "j1" and result.status is JobEnd.ERROR
+
+
+def test_a_worker_whose_collection_failed_says_so_and_serves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from_worker, to_engine = os.pipe()
+    monkeypatch.setenv("MUTAGENT_WORKER_FDS", f"{os.pipe()[0]},{to_engine}")
+    config = WorkerConfig({}, {}, str(tmp_path), str(tmp_path), (), str(tmp_path / "warm.json"))
+    worker = Worker(SimpleNamespace(items=[], testsfailed=3), config, {}, started=0.0)
+    monkeypatch.setattr("signal.signal", lambda *args: None)
+    worker.serve()
+    assert worker_message_from_wire(recv(from_worker)) == WorkerFatal.collect_errors(3)
+
+
+# --- the zygote against a fake worker, the worker's zygote client against a fake zygote ---------
+
+
+def test_the_zygote_forks_a_pytest_run_per_request_and_reports_its_exit(tmp_path: Path) -> None:
+    to_zygote, zygote_in = os.pipe()[::-1]
+    zygote_out, from_zygote = os.pipe()[::-1]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the zygote, serving until the fake worker closes its pipe
+        os.close(to_zygote)
+        os.close(from_zygote)
+        zygote.serve(zygote_in, zygote_out)
+        os._exit(0)
+    os.close(zygote_in)
+    os.close(zygote_out)
+    try:
+        probe = tmp_path / "test_probe.py"
+        probe.write_text("import os\n\ndef test_env():\n    open(os.environ['OUT'], 'w').write('ran')\n")
+        args = (str(probe), "-q", "-p", "no:cacheprovider", "-p", "no:randomly")
+        request = ForkRequest(args, {"OUT": str(tmp_path / "out")}, str(tmp_path / "run.log"))
+        send(to_zygote, request.to_wire())
+        forked = zygote_message_from_wire(recv(from_zygote))
+        assert isinstance(forked, Forked) and forked.pid > 0
+        exited = zygote_message_from_wire(recv(from_zygote))
+        assert isinstance(exited, Exited) and exited.pid == forked.pid
+        assert os.waitstatus_to_exitcode(exited.status) == 0  # pytest's exit code: the test passed
+        assert (tmp_path / "out").read_text() == "ran"  # in a child with the request's environment
+    finally:
+        os.close(to_zygote)
+        os.waitpid(pid, 0)
+        os.close(from_zygote)
+
+
+def test_the_zygote_client_reads_typed_answers_and_loses_a_zygote_that_sends_garbage() -> None:
+    client = ZygoteClient.__new__(ZygoteClient)  # its pipes only: no zygote process
+    client.from_zygote, to_worker = os.pipe()
+    parent = ParentWatch(os.pipe()[0], lambda: None)
+    send(to_worker, Forked(5).to_wire())
+    send(to_worker, ("forked", "not a pid"))
+    deadline = time.monotonic() + 5.0
+    assert client.receive(deadline, parent) == Forked(5)
+    with pytest.raises(ZygoteLost, match="unreadable message"):
+        client.receive(deadline, parent)

@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mutagent.engine.harness.events import BaselineMeasured, ChildDone, ChildError, TestFinished, TestStarted
+from mutagent.engine.messages import TestRecord
 from mutagent.engine.orchestration.faults import FAULT_LOG_ENV
 from mutagent.engine.protocol import become_forked_child, send
 
@@ -63,12 +65,12 @@ def run_child(
 ) -> None:
     """Body of a forked child; never returns.
 
-    Every message goes to ``out_fd``: ``("start", nodeid)`` before each test, ``("test", record)``
-    after it, for a baseline job (``measure`` names the sources and the copy's root) then
-    ``("baseline", measured)`` from ``probe.ChildProbe``, and last ``("done",)``. Any exception
-    of the harness itself (or one a mutant raises past pytest, such as ``KeyboardInterrupt``) is
-    sent as ``("error", traceback)`` so that the engine records a RuntimeError with the
-    traceback, never a kill.
+    Every event (``harness/events.py``) goes to ``out_fd``: ``TestStarted`` before each test,
+    ``TestFinished`` after it, for a baseline job (``measure`` names the sources and the copy's
+    root) then ``BaselineMeasured`` from ``probe.ChildProbe``, and last ``ChildDone``. Any
+    exception of the harness itself (or one a mutant raises past pytest, such as
+    ``KeyboardInterrupt``) is sent as ``ChildError`` with the traceback so that the engine records
+    a RuntimeError, never a kill.
     """
     status = 0
     try:
@@ -83,30 +85,29 @@ def run_child(
             if measure.get("fault_log"):  # the fake_model fixture logs what each test scripts
                 os.environ[FAULT_LOG_ENV] = measure["fault_log"]
         for position, item in enumerate(items):
-            send(out_fd, ("start", item.nodeid))
+            send(out_fd, TestStarted(item.nodeid).to_wire())
             nextitem = items[position + 1] if position + 1 < len(items) else None
             if probe is not None:
                 probe.switch(item.nodeid)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             if probe is not None:
                 probe.switch("")
-            record = reports.get(item.nodeid) or {
-                "nodeid": item.nodeid,
-                "outcome": "failed",
-                "duration": 0.0,
-                "message": "pytest produced no report for this test",
-                "text": "",
-            }
-            send(out_fd, ("test", record))
-            if fast and record["outcome"] == "failed":
+            report = reports.get(item.nodeid)
+            record = (
+                TestRecord.from_wire(report)
+                if report
+                else TestRecord(item.nodeid, "failed", message="pytest produced no report for this test")
+            )
+            send(out_fd, TestFinished(record).to_wire())
+            if fast and record.outcome == "failed":
                 break
         if probe is not None:
-            send(out_fd, ("baseline", probe.finish()))
-        send(out_fd, ("done",))
+            send(out_fd, BaselineMeasured(probe.finish()).to_wire())
+        send(out_fd, ChildDone().to_wire())
     except BaseException:  # noqa: B036 - a child must report everything and exit
         status = 70
         try:
-            send(out_fd, ("error", traceback.format_exc()))
+            send(out_fd, ChildError(traceback.format_exc()).to_wire())
         except BaseException:  # noqa: B036
             pass
     finally:

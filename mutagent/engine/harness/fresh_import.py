@@ -19,8 +19,18 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from mutagent.engine.harness.events import (
+    Exited,
+    Forked,
+    ForkRequest,
+    ZygoteFatal,
+    ZygoteMessage,
+    ZygoteReady,
+)
 from mutagent.engine.harness.fresh_import_files import (
     Exit,
     RunFiles,
@@ -30,8 +40,8 @@ from mutagent.engine.harness.fresh_import_files import (
 )
 from mutagent.engine.harness.procs import kill_group
 from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
-from mutagent.engine.messages import JobResult, JobSpec, Launcher, WorkerConfig
-from mutagent.engine.protocol import parent_pid_env, send
+from mutagent.engine.messages import JobResult, JobSpec, WorkerConfig
+from mutagent.engine.protocol import parent_pid_env
 
 ZYGOTE_MAX_DEATHS = 3  # a zygote that dies this often (mutants killing their parent) is given up
 REAP_GRACE = 30.0  # seconds to wait for the zygote to fork, or to reap a killed child
@@ -71,8 +81,24 @@ class FreshImportRunner:
             self.zygote.close()
             self.zygote = None
 
-    # --- one job ---------------------------------------------------------------------------
-    def run(self, job: JobSpec, temp_root: Path) -> JobResult:
+    # --- one job (``launchers.ZygoteLauncher`` / ``FreshProcessLauncher`` choose where) ----------
+    def in_zygote(self, job: JobSpec, temp_root: Path) -> JobResult:
+        """Run ``job`` in a child of the zygote (``ensure_zygote`` started it)."""
+        with self._run_files(job, temp_root) as (args, env, files, fresh_timeout):
+            timeout = min(fresh_timeout, job.timeout + self.startup + 1.0)
+            return self._in_zygote(args, env, files, timeout, list(job.tests))
+
+    def in_new_process(self, job: JobSpec, temp_root: Path) -> JobResult:
+        """Run ``job`` in a new ``python -m pytest``."""
+        with self._run_files(job, temp_root) as (args, env, files, fresh_timeout):
+            return self._in_subprocess(args, env, files, fresh_timeout, list(job.tests))
+
+    @contextmanager
+    def _run_files(
+        self, job: JobSpec, temp_root: Path
+    ) -> Iterator[tuple[list[str], dict[str, str], RunFiles, float]]:
+        """The pytest arguments, environment, files and time limit of one fresh-import run (the
+        same for both launchers); the files are removed afterwards."""
         source = job.fresh_import
         assert source is not None, "a fresh-import job carries the source to import"
         self.runs += 1
@@ -89,22 +115,8 @@ class FreshImportRunner:
             args.append("-x")
         env = {"MUTAGENT_FRESH_IMPORT": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
         fresh_timeout = float(job.fresh_import_timeout or job.timeout + 2 * self.startup + 1.0)
-        selected = list(job.tests)
         try:
-            booted = 0.0
-            wants_zygote = job.launcher in (None, Launcher.ZYGOTE)
-            if wants_zygote:
-                booted = self._ensure_zygote()
-            if wants_zygote and self.zygote is not None:
-                timeout = min(fresh_timeout, job.timeout + self.startup + 1.0)
-                result = self._in_zygote(args, env, files, timeout, selected)
-                return result.but(launcher=Launcher.ZYGOTE, zygote_boot=booted)
-            if source.control:
-                return JobResult.harness_error(self.zygote_problem or "")
-            result = self._in_subprocess(args, env, files, fresh_timeout, selected)
-            return result.but(
-                launcher=Launcher.FRESH_PROCESS, zygote_problem=self.zygote_problem if wants_zygote else None
-            )
+            yield args, env, files, fresh_timeout
         finally:
             files.remove()
 
@@ -139,7 +151,7 @@ class FreshImportRunner:
         return interpret(files, Exit.from_returncode(process.returncode), selected)
 
     # --- a child of the zygote -------------------------------------------------------------
-    def _ensure_zygote(self) -> float:
+    def ensure_zygote(self) -> float:
         """Start the zygote unless it runs or was given up; returns the seconds spent starting it."""
         if self.zygote is not None or self.zygote_problem:
             return 0.0
@@ -148,16 +160,19 @@ class FreshImportRunner:
         log = self.aux / f"zygote-{os.getpid()}-{self.zygote_boots}.log"
         assert self.zygote_config is not None
         self.zygote = ZygoteClient(Path(self.zygote_config), self.config.root, self.env, log)
+        message: ZygoteMessage | None
         try:
             message = self.zygote.receive(started + max(60.0, 3 * self.startup), self.parent)
         except ZygoteLost as exc:
-            message = {"type": "fatal", "message": f"{exc}: {_tail(log)}"}
-        if message is None or message.get("type") != "ready":
-            why = (message or {}).get("message") or "the zygote did not start in time"
-            self._drop_zygote(f"the zygote could not start: {why}", permanently=True)
+            message = ZygoteFatal(f"{exc}: {_tail(log)}")
+        if not isinstance(message, ZygoteReady):
+            why = message.message if isinstance(message, ZygoteFatal) else ""
+            self._drop_zygote(
+                f"the zygote could not start: {why or 'the zygote did not start in time'}", permanently=True
+            )
         else:
             self.zygote.info = message
-            self.child_cpu += float(message.get("cpu", 0.0))
+            self.child_cpu += message.cpu
         return time.monotonic() - started
 
     def _drop_zygote(self, why: str, permanently: bool = False) -> None:
@@ -176,11 +191,11 @@ class FreshImportRunner:
         pid = 0
         timed_out = False
         try:
-            send(zygote.to_zygote, {"type": "fork", "args": args, "env": env, "log": str(files.log)})
+            zygote.send(ForkRequest(tuple(args), env, str(files.log)))
             message = zygote.receive(time.monotonic() + REAP_GRACE, self.parent)
-            if message is None or message.get("type") != "forked":
+            if not isinstance(message, Forked):
                 raise ZygoteLost("the zygote did not fork")
-            pid = self.current_group = int(message["pid"])
+            pid = self.current_group = message.pid
             message = zygote.receive(time.monotonic() + timeout, self.parent)
             if message is None:
                 timed_out = True
@@ -188,10 +203,10 @@ class FreshImportRunner:
                 message = zygote.receive(time.monotonic() + REAP_GRACE, self.parent)
                 if message is None:
                     raise ZygoteLost("the zygote did not reap a killed run")
-            if message.get("type") != "exited" or message.get("pid") != pid:
-                raise ZygoteLost(f"the zygote answered out of turn: {message.get('type')}")
-            status = int(message["status"])
-            self.child_cpu += float(message.get("cpu", 0.0))
+            if not isinstance(message, Exited) or message.pid != pid:
+                raise ZygoteLost(f"the zygote answered out of turn: {message}")
+            status = message.status
+            self.child_cpu += message.cpu
         except (ZygoteLost, OSError) as exc:
             if pid:
                 kill_group(pid)

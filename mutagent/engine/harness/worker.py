@@ -1,10 +1,10 @@
 """A warm worker: one pytest process that collected the suite once and serves jobs from the engine.
 
-Per job it either forks a child that swaps code objects and runs the selected collected items
-(fast: no interpreter start, no imports, no collection), or, for mutants only a fresh import can
-apply (module level, class bodies, functions not loaded at collection, closure mismatch), hands
-the job to ``fresh_import.FreshImportRunner``: a fresh pytest run, forked from the worker's zygote, with
-an import hook that loads the mutated module from memory.
+Per job ``launchers.choose_launcher`` picks how to run it: fork a child that swaps code objects and
+runs the selected collected items (fast: no interpreter start, no imports, no collection), or, for
+mutants only a fresh import can apply (module level, class bodies, functions not loaded at
+collection, closure mismatch), a fresh pytest run with an import hook that loads the mutated
+module from memory, forked from the worker's zygote or in a new process (``fresh_import``).
 
 The worker enforces each job's timeout itself (SIGKILL to the child's process group) and watches
 its own pipe from the engine: if the engine dies, the worker kills its child and exits.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import json
-import marshal
 import os
 import resource
 import select
@@ -28,10 +27,28 @@ from typing import Any
 
 from mutagent.engine.harness import child as child_mod
 from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness.events import (
+    BaselineMeasured,
+    ChildDone,
+    TestFinished,
+    TestStarted,
+    child_event_from_wire,
+)
 from mutagent.engine.harness.fresh_import import FreshImportRunner
+from mutagent.engine.harness.launchers import choose_launcher
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.zygote_client import ParentWatch
-from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord, WorkerConfig
+from mutagent.engine.messages import (
+    JobResult,
+    JobSpec,
+    Mode,
+    Stop,
+    TestRecord,
+    WorkerConfig,
+    WorkerFatal,
+    WorkerReady,
+    engine_message_from_wire,
+)
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
 from mutagent.engine.protocol import recv, send
 
@@ -80,43 +97,39 @@ class Worker:
     def serve(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
         if self.session.testsfailed:
-            send(
-                self.out_fd,
-                {
-                    "type": "fatal",
-                    "kind": "collect",
-                    "message": f"{self.session.testsfailed} errors while collecting the tests",
-                },
-            )
+            send(self.out_fd, WorkerFatal.collect_errors(self.session.testsfailed).to_wire())
             return
         from mutagent.engine.harness.pytest_support import shadow_check
 
         shadowed = shadow_check(dict(self.config.modules))
         if shadowed:
-            send(self.out_fd, {"type": "fatal", "kind": "shadowed", "shadowed": shadowed})
+            send(self.out_fd, WorkerFatal.shadowing(shadowed).to_wire())
             return
-        ready: dict[str, Any] = {
-            "type": "ready",
-            "pid": os.getpid(),
-            "collected": list(self.items),
-            "startup": self.startup,
-        }
+        imports = None
         if self.import_coverage is not None:
-            ready["imports"] = probe.measure_imports_finish(
+            imports = probe.measure_imports_finish(
                 self.import_coverage, dict(self.config.targets), self.config.root
             )
             self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
         self.index = child_mod.build_index(dict(self.config.targets))
         self._freeze()
-        ready.update(live_functions=len(self.index), cpu=time.process_time())
-        send(self.out_fd, ready)
+        ready = WorkerReady(
+            pid=os.getpid(),
+            collected=tuple(self.items),
+            startup=self.startup,
+            cpu=time.process_time(),
+            live_functions=len(self.index),
+            imports=imports,
+        )
+        send(self.out_fd, ready.to_wire())
         while True:
-            message = recv(self.in_fd)
-            if message is None or message.get("type") == "stop":
+            message = engine_message_from_wire(recv(self.in_fd))
+            if isinstance(message, Stop):
                 self.fresh_imports.stop()
                 return
+            job_id, job = message
             warmed = self._warm_up() if not self.warm_file_read else None
-            result = self.handle(str(message["id"]), JobSpec.from_wire(message))
+            result = self.handle(job_id, job)
             if result.baseline is not None:
                 self._learn(result.baseline)
             if warmed is not None:
@@ -195,35 +208,18 @@ class Worker:
             result = JobResult.harness_error(f"tests not collected by the worker: {', '.join(missing)}")
         else:
             try:
-                mode, swaps, why = self._choose_mode(job)
+                launcher, mode, why = choose_launcher(job, self.index, self._run_forked, self.fresh_imports)
+                temp_root = self._temp_root()
+                try:
+                    result = launcher.run(job, temp_root)
+                finally:
+                    shutil.rmtree(temp_root, ignore_errors=True)
                 if mode is Mode.FRESH_IMPORT:
-                    temp_root = self._temp_root()
-                    try:
-                        result = self.fresh_imports.run(job, temp_root)
-                    finally:
-                        shutil.rmtree(temp_root, ignore_errors=True)
                     result = result.but(fresh_import_reason=why)
-                else:
-                    result = self._run_forked(job, swaps)
             except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
                 result = JobResult.harness_error(traceback.format_exc())
         cpu = _cpu() + self.fresh_imports.child_cpu - cpu_before
         return result.but(job_id=job_id, mode=mode, elapsed=time.monotonic() - started, cpu=cpu)
-
-    def _choose_mode(self, job: JobSpec) -> tuple[Mode, list[tuple[Any, Any]], str]:
-        if job.swap is None:
-            return Mode.FRESH_IMPORT, [], job.fresh_import_reason or "runs at import time"
-        swaps: list[tuple[Any, Any]] = []
-        for position, level in enumerate(job.swap):
-            key = level.key
-            code = marshal.loads(level.code)
-            live = self.index.get(key, [])  # type: ignore[call-overload]
-            if position == 0 and not live:
-                return Mode.FRESH_IMPORT, [], f"{key[1]} is not loaded after collection"
-            if any(function.__code__.co_freevars != code.co_freevars for function in live):
-                return Mode.FRESH_IMPORT, [], f"the closure variables of {key[1]} change"
-            swaps.append((key, code))
-        return (Mode.SWAP if swaps else Mode.PLAIN), swaps, ""
 
     def _temp_root(self) -> Path:
         """A fresh ``tmp_path`` root per child or fresh-import run, deleted right after it: a child
@@ -232,9 +228,9 @@ class Worker:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
+    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]], temp_root: Path) -> JobResult:
+        """The code-swap launcher (``launchers.CodeSwapLauncher``): fork, swap, run, watch."""
         items = [self.items[nodeid] for nodeid in job.tests]
-        temp_root = self._temp_root()
 
         def prepare() -> None:
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
@@ -273,7 +269,6 @@ class Worker:
         finally:
             self.current_group = None
             os.close(read_fd)
-            shutil.rmtree(temp_root, ignore_errors=True)
 
     def _watch_child(
         self, pid: int, read_fd: int, timeout: float, budgets: Mapping[str, float] | None = None
@@ -313,22 +308,23 @@ class Worker:
                 os._exit(1)
             if read_fd not in readable:
                 continue
-            message = recv(read_fd)
-            if message is None:
+            wire = recv(read_fd)
+            if wire is None:
                 break
-            if message[0] == "start":
-                running = message[1]
+            event = child_event_from_wire(wire)
+            if isinstance(event, TestStarted):
+                running = event.nodeid
                 started_cpu = process_cpu(pid) if running in budgets else None
-            elif message[0] == "test":
-                tests.append(TestRecord.from_wire(message[1]))
+            elif isinstance(event, TestFinished):
+                tests.append(event.record)
                 running, started_cpu = None, None
-            elif message[0] == "baseline":
-                measured = message[1]
-            elif message[0] == "done":
+            elif isinstance(event, BaselineMeasured):
+                measured = event.measured
+            elif isinstance(event, ChildDone):
                 status = "done"
                 break
-            elif message[0] == "error":
-                status, detail = "error", message[1]
+            else:
+                status, detail = "error", event.traceback
                 break
         kill_group(pid)  # also reaps anything the tests started in the child's group
         _, wait_status = os.waitpid(pid, 0)

@@ -14,10 +14,11 @@ arguments a fresh ``python -m pytest`` would get (the ``fresh_import_plugin`` am
 mutated module from memory). The zygote itself never runs a test and never imports the target,
 so every child starts from the same clean state.
 
-Protocol (``protocol.send``/``recv`` over two pipes, ``MUTAGENT_ZYGOTE_FDS``): the zygote sends
-``ready`` (or ``fatal``), then for each ``fork`` request ``forked`` (the child's pid, which is
-also its process group) and, once the child is gone, ``exited`` with its wait status and CPU time. It serves
-one child at a time: the worker runs one job at a time.
+Protocol (``protocol.send``/``recv`` over two pipes, ``MUTAGENT_ZYGOTE_FDS``; the messages are in
+``harness/events.py``): the zygote sends ``ZygoteReady`` (or ``ZygoteFatal``), then for each
+``ForkRequest`` ``Forked`` (the child's pid, which is also its process group) and, once the child
+is gone, ``Exited`` with its wait status and CPU time. It serves one child at a time: the worker
+runs one job at a time.
 """
 
 from __future__ import annotations
@@ -30,8 +31,15 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
 
+from mutagent.engine.harness.events import (
+    Exited,
+    Forked,
+    ForkRequest,
+    ZygoteFatal,
+    ZygoteReady,
+    zygote_message_from_wire,
+)
 from mutagent.engine.harness.pytest_support import module_under
 from mutagent.engine.harness.warm import build_models, import_all
 from mutagent.engine.protocol import become_forked_child, die_with_parent, recv, send
@@ -44,21 +52,21 @@ def contamination(root: str) -> list[str]:
     return [name for name, module in list(sys.modules.items()) if module_under(module, real_root)]
 
 
-def _child(request: dict[str, Any], close_fds: tuple[int, ...], parent: int) -> None:
+def _child(request: ForkRequest, close_fds: tuple[int, ...], parent: int) -> None:
     """Body of one forked run; never returns. Its exit status is pytest's exit code, 70 when the
     harness itself failed (the worker then reports a RuntimeError, never a kill)."""
     status = 70
     try:
         become_forked_child(close_fds, parent)
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        log = os.open(request.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.close(log)
-        os.environ.update(request["env"])
+        os.environ.update(request.env)
         import pytest
 
-        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["args"]]
-        status = int(pytest.main(list(request["args"])))
+        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request.args]
+        status = int(pytest.main(list(request.args)))
     except SystemExit as exc:  # raised past pytest (by a plugin, say): what ``python -m`` would exit with
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: B036 - the child must report and exit, whatever happened
@@ -76,8 +84,8 @@ def _child(request: dict[str, Any], close_fds: tuple[int, ...], parent: int) -> 
 def serve(in_fd: int, out_fd: int) -> None:
     """Fork one child per request, report its pid and then its wait status, until told to stop."""
     while True:
-        message = recv(in_fd)
-        if message is None or message.get("type") != "fork":
+        message = zygote_message_from_wire(recv(in_fd))
+        if not isinstance(message, ForkRequest):  # end-of-file: the worker is done with us
             return
         sys.stdout.flush()
         sys.stderr.flush()
@@ -89,7 +97,7 @@ def serve(in_fd: int, out_fd: int) -> None:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         except OSError:
             pass
-        send(out_fd, {"type": "forked", "pid": pid})
+        send(out_fd, Forked(pid).to_wire())
         os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: its pid stays ours
         try:
             os.killpg(pid, signal.SIGKILL)  # whatever the tests started in the child's group
@@ -97,7 +105,7 @@ def serve(in_fd: int, out_fd: int) -> None:
             pass
         _, status, usage = os.wait4(pid, 0)
         cpu = usage.ru_utime + usage.ru_stime
-        send(out_fd, {"type": "exited", "pid": pid, "status": status, "cpu": cpu})
+        send(out_fd, Exited(pid, status, cpu).to_wire())
 
 
 def main(argv: list[str]) -> int:
@@ -120,21 +128,18 @@ def main(argv: list[str]) -> int:
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.current_thread())
         problem = f"preloading started threads ({names}); forking would copy them half-run"
     if problem:
-        send(out_fd, {"type": "fatal", "message": problem})
+        send(out_fd, ZygoteFatal(problem).to_wire())
         return 1
     gc.collect()
     gc.freeze()  # children never walk (and copy-on-write) the preloaded heap in a collection
-    send(
-        out_fd,
-        {
-            "type": "ready",
-            "pid": os.getpid(),
-            "preloaded": len(config["preload"]) - len(imported.failed),
-            "failed": imported.failed,
-            "startup": time.monotonic() - started,
-            "cpu": time.process_time(),
-        },
+    ready = ZygoteReady(
+        pid=os.getpid(),
+        preloaded=len(config["preload"]) - len(imported.failed),
+        failed=tuple(imported.failed),
+        startup=time.monotonic() - started,
+        cpu=time.process_time(),
     )
+    send(out_fd, ready.to_wire())
     serve(in_fd, out_fd)
     return 0
 

@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from mutagent.engine.protocol import parent_pid_env, recv
+from mutagent.engine.harness.events import ForkRequest, ZygoteMessage, ZygoteReady, zygote_message_from_wire
+from mutagent.engine.protocol import parent_pid_env, recv, send
 
 
 class ZygoteLost(Exception):
@@ -54,10 +54,14 @@ class ZygoteClient:
         os.close(from_write)
         self.to_zygote, self.from_zygote = to_write, from_read
         self.log = log
-        self.info: dict[str, Any] = {}
+        self.info: ZygoteReady | None = None
 
-    def receive(self, deadline: float, parent: ParentWatch) -> dict[str, Any] | None:
-        """The zygote's next message, ``None`` at ``deadline``; ``ZygoteLost`` if it died."""
+    def send(self, request: ForkRequest) -> None:
+        send(self.to_zygote, request.to_wire())
+
+    def receive(self, deadline: float, parent: ParentWatch) -> ZygoteMessage | None:
+        """The zygote's next message, ``None`` at ``deadline``; ``ZygoteLost`` if it died (or sent
+        what no zygote sends)."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -65,9 +69,12 @@ class ZygoteClient:
             readable, _, _ = select.select([self.from_zygote, parent.fd], [], [], remaining)
             parent.check(readable)
             if self.from_zygote in readable:
-                message = recv(self.from_zygote)
-                if message is None:
+                wire = recv(self.from_zygote)
+                if wire is None:
                     raise ZygoteLost(self._death())
+                message = zygote_message_from_wire(wire)
+                if message is None:
+                    raise ZygoteLost(f"the zygote sent an unreadable message: {wire!r:.200}")
                 return message
 
     def _death(self) -> str:

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
-from mutagent.engine.messages import JobResult, JobSpec
+from mutagent.engine.messages import (
+    FatalKind,
+    JobResult,
+    JobSpec,
+    Stop,
+    WorkerFatal,
+    WorkerReady,
+    worker_message_from_wire,
+)
 from mutagent.engine.protocol import parent_pid_env, recv, send
 from mutagent.errors import MutagentError, UsageError
 
@@ -54,7 +62,8 @@ class _Worker:
     job: Job | None = None
     deadline: float = 0.0
     startup: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
+    ready: WorkerReady | None = None  # its start-up facts
+    warm: dict[str, Any] | None = None  # what it preloaded at its first job (warm-up facts)
     served: set[str] = field(default_factory=set)  # affinities of the jobs it ran
 
 
@@ -158,7 +167,7 @@ class Pool:
                 _kill(worker, signal.SIGTERM)
             else:
                 try:
-                    send(worker.to_worker, {"type": "stop"})
+                    send(worker.to_worker, Stop().to_wire())
                 except OSError:
                     pass
         deadline = time.monotonic() + (1.0 if force else 3.0)
@@ -243,34 +252,34 @@ class Pool:
         if message is None:
             self._on_death(worker, queue, on_result, None)
             return
-        kind = message.get("type")
-        if kind == "ready":
-            worker.state, worker.info = "idle", message
+        event = worker_message_from_wire(message)
+        if isinstance(event, WorkerReady):
+            worker.state, worker.ready = "idle", event
             worker.startup = time.monotonic() - worker.spawned
             self.startup_times.append(worker.startup)
-            self.startup_cpu.append(float(message.get("cpu", 0.0)))
+            self.startup_cpu.append(event.cpu)
             self.startup_failures = 0
-        elif kind == "fatal":
-            self._fatal(worker, message)
-        elif kind == "result" and worker.job is not None:
-            result = JobResult.from_wire(message)
+        elif isinstance(event, WorkerFatal):
+            self._fatal(worker, event)
+        elif isinstance(event, JobResult) and worker.job is not None:
+            result = event
             if result.warm is not None:
-                worker.info["warm"] = result.warm
+                worker.warm = result.warm
             job = worker.job
             worker.state, worker.job = "idle", None
             queue.extendleft(reversed(on_result(job, result) or []))
 
-    def _fatal(self, worker: _Worker, message: dict[str, Any]) -> None:
+    def _fatal(self, worker: _Worker, fatal: WorkerFatal) -> None:
         self._retire(worker)
-        if message.get("kind") == "shadowed":
-            first = message["shadowed"][0]
+        if fatal.kind is FatalKind.SHADOWED and fatal.shadowed:
+            first = fatal.shadowed[0]
             raise UsageError(
-                f"module {first['module']} is imported from {first['actual']} instead of the isolated copy "
-                f"{first['expected']} (an installed copy of the target shadows it; uninstall it or run "
+                f"module {first.module} is imported from {first.actual} instead of the isolated copy "
+                f"{first.expected} (an installed copy of the target shadows it; uninstall it or run "
                 "mutagent from another environment)"
             )
         raise MutagentError(
-            f"a worker could not start: {message.get('message')}: {_log_tail(worker.log, 500)}",
+            f"a worker could not start: {fatal.message}: {_log_tail(worker.log, 500)}",
             exitcodes.INTERNAL_ERROR,
         )
 
@@ -312,9 +321,13 @@ class Pool:
             )
             queue.extendleft(reversed(follow or []))
 
-    def ready_info(self) -> list[dict[str, Any]]:
-        """The ``ready`` message of every live worker (startup facts: warm-up, collection)."""
-        return [w.info for w in self.workers if w.state != "dead" and w.info]
+    def ready_info(self) -> list[WorkerReady]:
+        """The ``ready`` message of every live worker (start-up facts: collection, import lines)."""
+        return [w.ready for w in self.workers if w.state != "dead" and w.ready is not None]
+
+    def warm_info(self) -> list[dict[str, Any]]:
+        """What every live worker preloaded at its first job (``JobResult.warm``)."""
+        return [w.warm for w in self.workers if w.state != "dead" and w.warm is not None]
 
     def worker_startup(self) -> float:
         """Longest observed worker start (interpreter + imports + collection), in seconds."""

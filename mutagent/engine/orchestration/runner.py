@@ -303,8 +303,8 @@ class Engine:
         except MutagentError:
             return None
         infos = pool.ready_info()
-        imports = next((info["imports"] for info in infos if "imports" in info), None)
-        collected: list[str] = infos[0].get("collected", []) if infos else []
+        imports = next((info.imports for info in infos if info.imports is not None), None)
+        collected: list[str] = list(infos[0].collected) if infos else []
         if imports is None or not collected:
             return None
         measured = ForkedBaseline(collected, imports)
@@ -447,7 +447,7 @@ class Engine:
 
     def _after_warm_up(self, pool: Pool) -> None:
         self.stats.worker_startup = pool.worker_startup()
-        started = {i.get("warm", {}).get("started_thread") for i in pool.ready_info()} - {None}
+        started = {warm.get("started_thread") for warm in pool.warm_info()} - {None}
         if started:
             warning(
                 f"importing {', '.join(sorted(started))} before forking started a thread; the workers "
