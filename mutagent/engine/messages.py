@@ -4,9 +4,9 @@ worker's configuration, which crosses as a JSON file named by ``MUTAGENT_WORKER`
 Two named messages carry the work: the engine sends a ``job`` (:class:`JobSpec`), the worker
 answers with a ``result`` (:class:`JobResult`, holding one :class:`TestRecord` per test that
 finished); three frame it: ``ready`` (:class:`WorkerReady`) or ``fatal`` (:class:`WorkerFatal`)
-when the worker starts, ``stop`` (:class:`Stop`) at the end. Each is built in
-one place on its side and turned into plain data only at the pipe (``to_wire``/``from_wire``),
-so both ends agree on one list of fields and a misspelt key fails here, not three files away.
+when the worker starts, ``stop`` (:class:`Stop`) at the end. Each is built in one place on its
+side and turned into plain data only at the pipe (``to_wire``/``from_wire``), so both ends agree
+on one list of fields and a misspelt key fails here, not three files away.
 
 The wire keys are the historical ones (``fallback`` for the fresh-import source, mode
 ``"fallback"`` for a fresh-import run): they are what stored CPU figures and older logs use.
