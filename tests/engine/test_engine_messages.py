@@ -229,6 +229,8 @@ def test_the_worker_reads_a_childs_reports_into_a_result(worker: Worker) -> None
     assert result.status is JobEnd.DONE
     assert result.tests == (TestRecord("t::a", "failed", 0.2, "boom", "tb"),)
     assert result.baseline == {"modules": ["x"]} and result.running is None
+    assert [child.pid for child in worker.reaper.pending] == [pid]  # reaped off the critical path
+    assert worker.reaper.collect(block=True) == 1
 
 
 def test_a_child_that_dies_mid_test_is_a_crash_naming_the_running_test(worker: Worker) -> None:

@@ -30,6 +30,7 @@ from mutagent.engine.harness import child as child_mod
 from mutagent.engine.harness import probe, warm
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
+from mutagent.engine.harness.reaper import Reaper
 from mutagent.engine.harness.zygote_client import ParentWatch
 from mutagent.engine.messages import JobResult, JobSpec, Mode, TestRecord, WorkerConfig
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
@@ -66,6 +67,7 @@ class Worker:
         self.index: dict[child_mod.CodeKey, list[Any]] = {}
         self.startup = time.monotonic() - started
         self.current_group: int | None = None
+        self.reaper = Reaper()  # mutant children killed after reporting, waited for off the critical path
         self.jobs_done = 0
         initial = os.environ if initial_env is None else initial_env
         fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
@@ -107,6 +109,7 @@ class Worker:
             )
             self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
         self.index = child_mod.build_index(dict(self.config.targets))
+        self._settle_items()
         self._freeze()
         ready.update(live_functions=len(self.index), cpu=time.process_time())
         send(self.out_fd, ready)
@@ -114,6 +117,7 @@ class Worker:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
                 self.fresh_imports.stop()
+                self.reaper.collect(block=True)
                 return
             warmed = self._warm_up() if not self.warm_file_read else None
             result = self.handle(str(message["id"]), JobSpec.from_wire(message))
@@ -163,6 +167,15 @@ class Worker:
         self._freeze()
         return built
 
+    def _settle_items(self) -> None:
+        """Compute once, before any fork, what pytest caches lazily on each item (its location
+        for the log hooks), instead of once in every child."""
+        for item in self.session.items:
+            try:
+                item.location  # noqa: B018 - a cached property, filled here
+            except Exception:  # noqa: BLE001 - a plugin's odd item: its children compute it
+                pass
+
     @staticmethod
     def _freeze() -> None:
         gc.collect()
@@ -171,6 +184,7 @@ class Worker:
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
             kill_group(self.current_group)
+        self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(128 + signum)
 
@@ -182,11 +196,13 @@ class Worker:
         """The engine died mid-job: stop what runs for it and leave."""
         if self.current_group:
             kill_group(self.current_group)
+        self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(1)
 
     # --- jobs ----------------------------------------------------------------------------
     def handle(self, job_id: str, job: JobSpec) -> JobResult:
+        self.reaper.collect()  # the previous children that are gone by now
         started = time.monotonic()
         cpu_before = _cpu() + self.fresh_imports.child_cpu
         missing = [nodeid for nodeid in job.tests if nodeid not in self.items]
@@ -269,14 +285,18 @@ class Worker:
             pass
         self.current_group = pid
         try:
-            return self._watch_child(pid, read_fd, job.timeout, job.budgets)
+            return self._watch_child(pid, read_fd, job.timeout, job.budgets, str(temp_root))
         finally:
             self.current_group = None
             os.close(read_fd)
-            shutil.rmtree(temp_root, ignore_errors=True)
 
     def _watch_child(
-        self, pid: int, read_fd: int, timeout: float, budgets: Mapping[str, float] | None = None
+        self,
+        pid: int,
+        read_fd: int,
+        timeout: float,
+        budgets: Mapping[str, float] | None = None,
+        temp_root: str | None = None,
     ) -> JobResult:
         """Follow the child's reports until it is done, dies, exceeds the job's ``timeout``, or
         burns more CPU in one test than that test's own budget.
@@ -330,10 +350,14 @@ class Worker:
             elif message[0] == "error":
                 status, detail = "error", message[1]
                 break
-        kill_group(pid)  # also reaps anything the tests started in the child's group
-        _, wait_status = os.waitpid(pid, 0)
-        if status == "crash":
+        if status == "crash":  # the child is gone already; how it ended is the verdict's detail
+            kill_group(pid)  # and anything the tests started in its group
+            _, wait_status = os.waitpid(pid, 0)
+            if temp_root:
+                shutil.rmtree(temp_root, ignore_errors=True)
             detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
+        else:  # killed now (its whole group), its exit's teardown overlaps the next job
+            self.reaper.defer(pid, temp_root)
         if status == "done":
             result = JobResult.done(tests)
         elif status == "timeout":
