@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine.harness import child as child_mod
-from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness import probe, standby, warm
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.reaper import Reaper
@@ -68,6 +68,8 @@ class Worker:
         self.startup = time.monotonic() - started
         self.current_group: int | None = None
         self.reaper = Reaper()  # mutant children killed after reporting, waited for off the critical path
+        self.standby: standby.StandbyChild | None = None  # the next code-swap job's child, forked ahead
+        self.busy_fds: tuple[int, ...] = ()  # the running child's pipe end: not for later children
         self.jobs_done = 0
         initial = os.environ if initial_env is None else initial_env
         fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
@@ -117,6 +119,7 @@ class Worker:
             message = recv(self.in_fd)
             if message is None or message.get("type") == "stop":
                 self.fresh_imports.stop()
+                self._discard_standby()
                 self.reaper.collect(block=True)
                 return
             warmed = self._warm_up() if not self.warm_file_read else None
@@ -162,6 +165,7 @@ class Worker:
             imported = warm.import_all(modules)
             self.started_thread = imported.started_thread
         built = warm.build_models(models)
+        self._discard_standby()  # forked before these imports: not the worker's state any more
         gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
         self.index = child_mod.build_index(dict(self.config.targets))
         self._freeze()
@@ -184,6 +188,7 @@ class Worker:
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
             kill_group(self.current_group)
+        self._discard_standby()
         self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(128 + signum)
@@ -196,6 +201,7 @@ class Worker:
         """The engine died mid-job: stop what runs for it and leave."""
         if self.current_group:
             kill_group(self.current_group)
+        self._discard_standby()
         self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(1)
@@ -249,46 +255,77 @@ class Worker:
         return path
 
     def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
-        items = [self.items[nodeid] for nodeid in job.tests]
-        temp_root = self._temp_root()
-
-        def prepare() -> None:
-            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
-            child_mod.apply_swaps(self.index, swaps)
-
-        read_fd, write_fd = os.pipe()
-        me = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the mutant child
-            os.close(read_fd)
-            child_mod.run_child(
-                write_fd,
-                (self.in_fd, self.out_fd),
-                prepare,
-                items,
-                self.reports,
-                job.fast,
-                parent=me,
-                measure={
-                    "sources": dict(self.config.targets),
-                    "root": self.config.root,
-                    "coverage": self.coverage,
-                    "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
-                }
-                if job.measure_baseline
-                else None,
-            )
-        os.close(write_fd)
+        """Run the job in the standby child (forked now if there is none), and fork the next
+        job's standby while this one's tests run."""
+        temp_root = str(self._temp_root())
+        order = {
+            "tests": list(job.tests),
+            "swaps": [(key, marshal.dumps(code)) for key, code in swaps],
+            "fast": job.fast,
+            "measure": job.measure_baseline,
+            "temp_root": temp_root,
+        }
+        child = self._take_standby()
         try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass
-        self.current_group = pid
+            read_fd = standby.start(child, order)
+        except OSError:  # the standby died waiting (killed from outside): fork a new one
+            self.reaper.defer(child.pid)
+            child = self._fork_standby()
+            read_fd = standby.start(child, order)
+        self.current_group = child.pid
+        self.busy_fds = (read_fd,)
         try:
-            return self._watch_child(pid, read_fd, job.timeout, job.budgets, str(temp_root))
+            self.standby = self._fork_standby()  # the next job's child, while this one's tests run
+        except OSError:  # no process to spare now: the next job forks on demand
+            self.standby = None
+        try:
+            return self._watch_child(child.pid, read_fd, job.timeout, job.budgets, temp_root)
         finally:
             self.current_group = None
+            self.busy_fds = ()
             os.close(read_fd)
+
+    def _take_standby(self) -> standby.StandbyChild:
+        child, self.standby = self.standby, None
+        return child if child is not None else self._fork_standby()
+
+    def _fork_standby(self) -> standby.StandbyChild:
+        close = [self.in_fd, self.out_fd, *self.busy_fds]
+        if self.standby is not None:
+            close += [self.standby.job_fd, self.standby.report_fd]
+        return standby.fork_standby(close, self._child_body)
+
+    def _discard_standby(self) -> None:
+        if self.standby is not None:
+            standby.discard(self.standby)
+            self.reaper.defer(self.standby.pid)
+            self.standby = None
+
+    def _child_body(self, order: dict[str, Any], out_fd: int) -> None:
+        """In a standby child that received its job: swap the code, run the tests, report."""
+        swaps = [(key, marshal.loads(code)) for key, code in order["swaps"]]
+
+        def prepare() -> None:
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = order["temp_root"]
+            child_mod.apply_swaps(self.index, swaps)
+
+        child_mod.run_child(
+            out_fd,
+            (),
+            prepare,
+            [self.items[nodeid] for nodeid in order["tests"]],
+            self.reports,
+            order["fast"],
+            measure={
+                "sources": dict(self.config.targets),
+                "root": self.config.root,
+                "coverage": self.coverage,
+                "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
+            }
+            if order["measure"]
+            else None,
+            forked=True,
+        )
 
     def _watch_child(
         self,
