@@ -22,6 +22,7 @@ from mutagent.engine.harness.events import (
     ChildDone,
     ChildError,
     ChildEvent,
+    ChildOrder,
     Exited,
     Forked,
     ForkRequest,
@@ -130,6 +131,8 @@ def test_the_harness_events_survive_the_wire_and_garbage_is_a_harness_error() ->
     ]
     for event in events:
         assert child_event_from_wire(event.to_wire()) == event
+    order = ChildOrder(("t::a",), ((("pkg/mod.py", "f", 3), b"code"),), True, False, "/aux/tmp/1-0")
+    assert ChildOrder.from_wire(order.to_wire()) == order
     for garbage in [("stop",), ("test",), (), 42]:
         unreadable = child_event_from_wire(garbage)  # type: ignore[arg-type]
         assert isinstance(unreadable, ChildError) and "unreadable" in unreadable.traceback
@@ -323,6 +326,8 @@ def test_the_worker_reads_a_childs_reports_into_a_result(worker: Worker) -> None
     assert result.status is JobEnd.DONE
     assert result.tests == (TestRecord("t::a", "failed", 0.2, "boom", "tb"),)
     assert result.baseline == {"modules": ["x"]} and result.running is None
+    assert [child.pid for child in worker.reaper.pending] == [pid]  # reaped off the critical path
+    assert worker.reaper.collect(block=True) == 1
 
 
 def test_a_child_that_dies_mid_test_is_a_crash_naming_the_running_test(worker: Worker) -> None:

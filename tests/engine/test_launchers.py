@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import marshal
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -34,7 +33,7 @@ INDEX = {KEY: [_live]}
 SOURCE = FreshImportSource("pkg.mod", "/copy/pkg/mod.py", "X = 2\n")
 
 
-def _fork(job: JobSpec, swaps: list[tuple[Any, Any]], temp_root: Path) -> JobResult:
+def _fork(job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
     return JobResult.done(()).but(detail=f"forked with {len(swaps)} swaps")
 
 
@@ -50,7 +49,7 @@ def test_a_live_function_is_swapped_in_a_forked_child() -> None:
     launcher, mode, why = choose_launcher(job, INDEX, _fork, _fresh(True))
     assert isinstance(launcher, CodeSwapLauncher) and launcher.name is Launcher.CODE_SWAP
     assert mode is Mode.SWAP and why == "" and launcher.swaps[0][0] == KEY
-    assert launcher.run(job, Path("/tmp")).detail == "forked with 1 swaps"
+    assert launcher.run(job).detail == "forked with 1 swaps"
     plain, mode, _ = choose_launcher(JobSpec.plain(["t::a"], 1.0), INDEX, _fork, _fresh(True))
     assert isinstance(plain, CodeSwapLauncher) and mode is Mode.PLAIN and plain.swaps == []
 
@@ -90,5 +89,5 @@ def test_the_trust_check_never_falls_back_to_a_new_process() -> None:
     ).but(launcher=Launcher.ZYGOTE)
     launcher, _, _ = choose_launcher(control, INDEX, _fork, _fresh(False, "the zygote is disabled"))
     assert isinstance(launcher, ZygoteLauncher)
-    result = launcher.run(control, Path("/tmp"))
+    result = launcher.run(control)
     assert result.status is JobEnd.ERROR and result.detail == "the zygote is disabled"

@@ -62,6 +62,7 @@ def run_child(
     fast: bool,
     parent: int | None = None,
     measure: dict[str, Any] | None = None,
+    forked: bool = False,
 ) -> None:
     """Body of a forked child; never returns.
 
@@ -74,7 +75,8 @@ def run_child(
     """
     status = 0
     try:
-        become_forked_child(close_fds, parent)
+        if not forked:  # a standby child did these steps when it was forked
+            become_forked_child(close_fds, parent)
         prepare()
         reports.clear()
         probe = None

@@ -1,6 +1,6 @@
-"""What crosses the pipes inside the harness, as frozen dataclasses: a forked child's reports to its
-worker, and the worker <-> zygote requests and answers. None of these reach the engine (the
-engine <-> worker messages are in ``engine/messages.py``).
+"""What crosses the pipes inside the harness, as frozen dataclasses: a worker's order to its
+standby child, the child's reports to its worker, and the worker <-> zygote requests and answers.
+None of these reach the engine (the engine <-> worker messages are in ``engine/messages.py``).
 
 Each message is built in one place and turned into a tiny tuple (its name, then its fields) only
 at the pipe: the child's events travel a few times per test on the per-mutant hot path, so the
@@ -14,6 +14,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mutagent.engine.messages import TestRecord
+
+# --- a worker -> its standby child --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildOrder:
+    """The job a standby child runs, sent once on its job pipe (``standby.start``)."""
+
+    tests: tuple[str, ...]
+    swaps: tuple[tuple[Any, bytes], ...]  # (code key, ``marshal.dumps`` of the mutated code)
+    fast: bool
+    measure: bool  # a measured baseline batch
+    temp_root: str  # the tests' ``tmp_path`` root
+
+    def to_wire(self) -> tuple[Any, ...]:
+        return ("order", self.tests, self.swaps, self.fast, self.measure, self.temp_root)
+
+    @classmethod
+    def from_wire(cls, wire: tuple[Any, ...]) -> ChildOrder:
+        _, tests, swaps, fast, measure, temp_root = wire
+        return cls(tuple(tests), tuple(swaps), bool(fast), bool(measure), str(temp_root))
+
 
 # --- a forked child -> its worker ---------------------------------------------------------------
 

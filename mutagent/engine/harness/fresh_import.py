@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -82,27 +83,28 @@ class FreshImportRunner:
             self.zygote = None
 
     # --- one job (``launchers.ZygoteLauncher`` / ``FreshProcessLauncher`` choose where) ----------
-    def in_zygote(self, job: JobSpec, temp_root: Path) -> JobResult:
+    def in_zygote(self, job: JobSpec) -> JobResult:
         """Run ``job`` in a child of the zygote (``ensure_zygote`` started it)."""
-        with self._run_files(job, temp_root) as (args, env, files, fresh_timeout):
+        with self._run_files(job) as (args, env, files, fresh_timeout):
             timeout = min(fresh_timeout, job.timeout + self.startup + 1.0)
             return self._in_zygote(args, env, files, timeout, list(job.tests))
 
-    def in_new_process(self, job: JobSpec, temp_root: Path) -> JobResult:
+    def in_new_process(self, job: JobSpec) -> JobResult:
         """Run ``job`` in a new ``python -m pytest``."""
-        with self._run_files(job, temp_root) as (args, env, files, fresh_timeout):
+        with self._run_files(job) as (args, env, files, fresh_timeout):
             return self._in_subprocess(args, env, files, fresh_timeout, list(job.tests))
 
     @contextmanager
-    def _run_files(
-        self, job: JobSpec, temp_root: Path
-    ) -> Iterator[tuple[list[str], dict[str, str], RunFiles, float]]:
+    def _run_files(self, job: JobSpec) -> Iterator[tuple[list[str], dict[str, str], RunFiles, float]]:
         """The pytest arguments, environment, files and time limit of one fresh-import run (the
-        same for both launchers); the files are removed afterwards."""
+        same for both launchers); the files and the run's ``tmp_path`` root are removed afterwards
+        (pytest's own cleanup of its numbered dirs never runs in a forked child)."""
         source = job.fresh_import
         assert source is not None, "a fresh-import job carries the source to import"
         self.runs += 1
         files = RunFiles.at(self.aux, f"fresh-import-{os.getpid()}-{self.runs}")
+        temp_root = self.aux / "tmp" / f"{os.getpid()}-fresh-import-{self.runs}"
+        temp_root.mkdir(parents=True, exist_ok=True)
         spec = {**source.to_wire(), "out": str(files.out), "progress": str(files.progress)}
         files.spec.write_text(json.dumps(spec), encoding="utf-8")
         args = [
@@ -119,6 +121,7 @@ class FreshImportRunner:
             yield args, env, files, fresh_timeout
         finally:
             files.remove()
+            shutil.rmtree(temp_root, ignore_errors=True)
 
     # --- a new python -m pytest process ----------------------------------------------------
     def _in_subprocess(

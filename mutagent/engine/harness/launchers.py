@@ -8,10 +8,11 @@ chooses between them.
 * **fresh process**: a new ``python -m pytest`` (the zygote is disabled, cannot start, or cannot
   be trusted for those tests).
 
-Every launcher takes a ``JobSpec`` and a fresh ``tmp_path`` root and returns a ``JobResult``; the
-worker adds what surrounds a launch (job id, mode, wall and CPU time). Names are the
-``messages.Launcher`` values. A code-swap result keeps ``JobResult.launcher`` empty, as the run's
-numbers and the store have always read it (the launcher of a fresh import only).
+Every launcher takes a ``JobSpec`` and returns a ``JobResult`` (each gives its tests a fresh
+``tmp_path`` root and removes it, the code-swap one off the critical path); the worker adds what
+surrounds a launch (job id, mode, wall and CPU time). Names are the ``messages.Launcher``
+values. A code-swap result keeps ``JobResult.launcher`` empty, as the run's numbers and the store
+have always read it (the launcher of a fresh import only).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import marshal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from mutagent.engine.harness.fresh_import import FreshImportRunner
@@ -33,19 +33,19 @@ class JobLauncher(Protocol):
 
     name: Launcher
 
-    def run(self, job: JobSpec, temp_root: Path) -> JobResult: ...
+    def run(self, job: JobSpec) -> JobResult: ...
 
 
 @dataclass
 class CodeSwapLauncher:
     """Forks a child of the warm worker that swaps ``swaps`` in (none: the tests as they are)."""
 
-    fork: Callable[[JobSpec, Swaps, Path], JobResult]  # the worker's ``_run_forked``
+    fork: Callable[[JobSpec, Swaps], JobResult]  # the worker's ``_run_forked``
     swaps: Swaps
     name: Launcher = Launcher.CODE_SWAP
 
-    def run(self, job: JobSpec, temp_root: Path) -> JobResult:
-        return self.fork(job, self.swaps, temp_root)
+    def run(self, job: JobSpec) -> JobResult:
+        return self.fork(job, self.swaps)
 
 
 @dataclass
@@ -56,10 +56,10 @@ class ZygoteLauncher:
     booted: float = 0.0
     name: Launcher = Launcher.ZYGOTE
 
-    def run(self, job: JobSpec, temp_root: Path) -> JobResult:
+    def run(self, job: JobSpec) -> JobResult:
         if self.runner.zygote is None:  # a trust check without a zygote: nothing it could check
             return JobResult.harness_error(self.runner.zygote_problem or "")
-        return self.runner.in_zygote(job, temp_root).but(launcher=self.name, zygote_boot=self.booted)
+        return self.runner.in_zygote(job).but(launcher=self.name, zygote_boot=self.booted)
 
 
 @dataclass
@@ -71,16 +71,14 @@ class FreshProcessLauncher:
     zygote_problem: str | None = None
     name: Launcher = Launcher.FRESH_PROCESS
 
-    def run(self, job: JobSpec, temp_root: Path) -> JobResult:
-        return self.runner.in_new_process(job, temp_root).but(
-            launcher=self.name, zygote_problem=self.zygote_problem
-        )
+    def run(self, job: JobSpec) -> JobResult:
+        return self.runner.in_new_process(job).but(launcher=self.name, zygote_problem=self.zygote_problem)
 
 
 def choose_launcher(
     job: JobSpec,
     index: Mapping[Any, list[Any]],
-    fork: Callable[[JobSpec, Swaps, Path], JobResult],
+    fork: Callable[[JobSpec, Swaps], JobResult],
     fresh_imports: FreshImportRunner,
 ) -> tuple[JobLauncher, Mode, str]:
     """The launcher of ``job``, the mode it applies the mutant in, and (fresh imports) why only a

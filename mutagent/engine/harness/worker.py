@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import json
+import marshal
 import os
 import resource
 import select
@@ -26,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine.harness import child as child_mod
-from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness import probe, standby, warm
 from mutagent.engine.harness.events import (
     BaselineMeasured,
     ChildDone,
+    ChildOrder,
     TestFinished,
     TestStarted,
     child_event_from_wire,
@@ -37,6 +39,7 @@ from mutagent.engine.harness.events import (
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.launchers import choose_launcher
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
+from mutagent.engine.harness.reaper import Reaper
 from mutagent.engine.harness.zygote_client import ParentWatch
 from mutagent.engine.messages import (
     JobResult,
@@ -83,6 +86,9 @@ class Worker:
         self.index: dict[child_mod.CodeKey, list[Any]] = {}
         self.startup = time.monotonic() - started
         self.current_group: int | None = None
+        self.reaper = Reaper()  # mutant children killed after reporting, waited for off the critical path
+        self.standby: standby.StandbyChild | None = None  # the next code-swap job's child, forked ahead
+        self.busy_fds: tuple[int, ...] = ()  # the running child's pipe end: not for later children
         self.jobs_done = 0
         initial = os.environ if initial_env is None else initial_env
         fresh_env = {k: v for k, v in initial.items() if not k.startswith("MUTAGENT_WORKER")}
@@ -112,6 +118,7 @@ class Worker:
             )
             self.coverage, self.import_coverage = self.import_coverage, None  # warm: the children reuse it
         self.index = child_mod.build_index(dict(self.config.targets))
+        self._settle_items()
         self._freeze()
         ready = WorkerReady(
             pid=os.getpid(),
@@ -126,6 +133,8 @@ class Worker:
             message = engine_message_from_wire(recv(self.in_fd))
             if isinstance(message, Stop):
                 self.fresh_imports.stop()
+                self._discard_standby()
+                self.reaper.collect(block=True)
                 return
             job_id, job = message
             warmed = self._warm_up() if not self.warm_file_read else None
@@ -171,10 +180,20 @@ class Worker:
             imported = warm.import_all(modules)
             self.started_thread = imported.started_thread
         built = warm.build_models(models)
+        self._discard_standby()  # forked before these imports: not the worker's state any more
         gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
         self.index = child_mod.build_index(dict(self.config.targets))
         self._freeze()
         return built
+
+    def _settle_items(self) -> None:
+        """Compute once, before any fork, what pytest caches lazily on each item (its location
+        for the log hooks), instead of once in every child."""
+        for item in self.session.items:
+            try:
+                item.location  # noqa: B018 - a cached property, filled here
+            except Exception:  # noqa: BLE001 - a plugin's odd item: its children compute it
+                pass
 
     @staticmethod
     def _freeze() -> None:
@@ -184,6 +203,8 @@ class Worker:
     def _on_term(self, signum: int, frame: Any) -> None:
         if self.current_group:
             kill_group(self.current_group)
+        self._discard_standby()
+        self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(128 + signum)
 
@@ -195,11 +216,14 @@ class Worker:
         """The engine died mid-job: stop what runs for it and leave."""
         if self.current_group:
             kill_group(self.current_group)
+        self._discard_standby()
+        self.reaper.kill_all()
         self.fresh_imports.stop()
         os._exit(1)
 
     # --- jobs ----------------------------------------------------------------------------
     def handle(self, job_id: str, job: JobSpec) -> JobResult:
+        self.reaper.collect()  # the previous children that are gone by now
         started = time.monotonic()
         cpu_before = _cpu() + self.fresh_imports.child_cpu
         missing = [nodeid for nodeid in job.tests if nodeid not in self.items]
@@ -209,11 +233,7 @@ class Worker:
         else:
             try:
                 launcher, mode, why = choose_launcher(job, self.index, self._run_forked, self.fresh_imports)
-                temp_root = self._temp_root()
-                try:
-                    result = launcher.run(job, temp_root)
-                finally:
-                    shutil.rmtree(temp_root, ignore_errors=True)
+                result = launcher.run(job)
                 if mode is Mode.FRESH_IMPORT:
                     result = result.but(fresh_import_reason=why)
             except Exception:  # a failure of the worker itself (fork, pipes, disk): the job's error
@@ -228,50 +248,88 @@ class Worker:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]], temp_root: Path) -> JobResult:
-        """The code-swap launcher (``launchers.CodeSwapLauncher``): fork, swap, run, watch."""
-        items = [self.items[nodeid] for nodeid in job.tests]
-
-        def prepare() -> None:
-            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(temp_root)
-            child_mod.apply_swaps(self.index, swaps)
-
-        read_fd, write_fd = os.pipe()
-        me = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the mutant child
-            os.close(read_fd)
-            child_mod.run_child(
-                write_fd,
-                (self.in_fd, self.out_fd),
-                prepare,
-                items,
-                self.reports,
-                job.fast,
-                parent=me,
-                measure={
-                    "sources": dict(self.config.targets),
-                    "root": self.config.root,
-                    "coverage": self.coverage,
-                    "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
-                }
-                if job.measure_baseline
-                else None,
-            )
-        os.close(write_fd)
+    def _run_forked(self, job: JobSpec, swaps: list[tuple[Any, Any]]) -> JobResult:
+        """The code-swap launcher (``launchers.CodeSwapLauncher``): run the job in the standby
+        child (forked now if there is none), and fork the next job's standby while this one's
+        tests run."""
+        temp_root = str(self._temp_root())
+        order = ChildOrder(
+            tests=job.tests,
+            swaps=tuple((key, marshal.dumps(code)) for key, code in swaps),
+            fast=job.fast,
+            measure=job.measure_baseline,
+            temp_root=temp_root,
+        ).to_wire()
+        child = self._take_standby()
         try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass
-        self.current_group = pid
+            read_fd = standby.start(child, order)
+        except OSError:  # the standby died waiting (killed from outside): fork a new one
+            self.reaper.defer(child.pid)
+            child = self._fork_standby()
+            read_fd = standby.start(child, order)
+        self.current_group = child.pid
+        self.busy_fds = (read_fd,)
         try:
-            return self._watch_child(pid, read_fd, job.timeout, job.budgets)
+            self.standby = self._fork_standby()  # the next job's child, while this one's tests run
+        except OSError:  # no process to spare now: the next job forks on demand
+            self.standby = None
+        try:
+            return self._watch_child(child.pid, read_fd, job.timeout, job.budgets, temp_root)
         finally:
             self.current_group = None
+            self.busy_fds = ()
             os.close(read_fd)
 
+    def _take_standby(self) -> standby.StandbyChild:
+        child, self.standby = self.standby, None
+        return child if child is not None else self._fork_standby()
+
+    def _fork_standby(self) -> standby.StandbyChild:
+        close = [self.in_fd, self.out_fd, *self.busy_fds]
+        if self.standby is not None:
+            close += [self.standby.job_fd, self.standby.report_fd]
+        return standby.fork_standby(close, self._child_body)
+
+    def _discard_standby(self) -> None:
+        if self.standby is not None:
+            standby.discard(self.standby)
+            self.reaper.defer(self.standby.pid)
+            self.standby = None
+
+    def _child_body(self, wire: tuple[Any, ...], out_fd: int) -> None:
+        """In a standby child that received its job: swap the code, run the tests, report."""
+        order = ChildOrder.from_wire(wire)
+        swaps = [(key, marshal.loads(code)) for key, code in order.swaps]
+
+        def prepare() -> None:
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = order.temp_root
+            child_mod.apply_swaps(self.index, swaps)
+
+        child_mod.run_child(
+            out_fd,
+            (),
+            prepare,
+            [self.items[nodeid] for nodeid in order.tests],
+            self.reports,
+            order.fast,
+            measure={
+                "sources": dict(self.config.targets),
+                "root": self.config.root,
+                "coverage": self.coverage,
+                "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
+            }
+            if order.measure
+            else None,
+            forked=True,
+        )
+
     def _watch_child(
-        self, pid: int, read_fd: int, timeout: float, budgets: Mapping[str, float] | None = None
+        self,
+        pid: int,
+        read_fd: int,
+        timeout: float,
+        budgets: Mapping[str, float] | None = None,
+        temp_root: str | None = None,
     ) -> JobResult:
         """Follow the child's reports until it is done, dies, exceeds the job's ``timeout``, or
         burns more CPU in one test than that test's own budget.
@@ -326,10 +384,14 @@ class Worker:
             else:
                 status, detail = "error", event.traceback
                 break
-        kill_group(pid)  # also reaps anything the tests started in the child's group
-        _, wait_status = os.waitpid(pid, 0)
-        if status == "crash":
+        if status == "crash":  # the child is gone already; how it ended is the verdict's detail
+            kill_group(pid)  # and anything the tests started in its group
+            _, wait_status = os.waitpid(pid, 0)
+            if temp_root:
+                shutil.rmtree(temp_root, ignore_errors=True)
             detail = f"the mutant's test process {describe_exit(wait_status)} without reporting"
+        else:  # killed now (its whole group), its exit's teardown overlaps the next job
+            self.reaper.defer(pid, temp_root)
         if status == "done":
             result = JobResult.done(tests)
         elif status == "timeout":
