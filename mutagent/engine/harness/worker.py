@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine.harness import child as child_mod
-from mutagent.engine.harness import probe, warm
+from mutagent.engine.harness import probe, warm, worker_fork
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.zygote_client import ParentWatch
@@ -112,6 +112,9 @@ class Worker:
         send(self.out_fd, ready)
         while True:
             message = recv(self.in_fd)
+            if message is not None and message.get("type") == "fork":  # before the first job only
+                worker_fork.fork_sibling(self, message)
+                continue
             if message is None or message.get("type") == "stop":
                 self.fresh_imports.stop()
                 return
