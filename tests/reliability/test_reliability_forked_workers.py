@@ -90,28 +90,32 @@ def gone(pids: list[int], timeout: float) -> bool:
     return False
 
 
-def test_the_second_worker_is_forked_from_the_first_and_serves_jobs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("workers", [2, 3])
+def test_the_other_workers_are_forked_from_the_first_and_serve_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     root = write_target(tmp_path / "t", TARGET)
     where = tmp_path / "where"
     monkeypatch.setenv("WHERE_FILE", str(where))
-    engine, pool = started_pool(root)
+    engine, pool = started_pool(root, workers)
     try:
-        first, second = pool.workers
-        assert first.process is not None and second.process is None and pool.forked == 1
-        assert second.info.get("forked") is True and second.info["collected"] == first.info["collected"]
-        assert second.pid not in {c.pid for c in psutil.Process().children()}  # nobody's child to reap
-        assert psutil.Process(second.pid).cmdline() == psutil.Process(first.pid).cmdline()
-        assert os.getpgid(second.pid) == second.pid  # a process group of its own, killed as one
-        jobs = [job(f"j{i}", ["tests/test_calc.py::test_where"]) for i in range(8)]
+        first, *others = pool.workers
+        assert len(others) == workers - 1 and pool.forked == workers - 1
+        assert first.process is not None and all(w.process is None for w in others)
+        ours = {c.pid for c in psutil.Process().children()}
+        for other in others:
+            assert other.info.get("forked") is True and other.info["collected"] == first.info["collected"]
+            assert other.pid not in ours  # nobody's child to reap
+            assert psutil.Process(other.pid).cmdline() == psutil.Process(first.pid).cmdline()
+            assert os.getpgid(other.pid) == other.pid  # a process group of its own, killed as one
+        jobs = [job(f"j{i}", ["tests/test_calc.py::test_where"]) for i in range(4 * workers)]
         results = run_jobs(pool, jobs)
         assert {r.status for r in results.values()} == {JobEnd.DONE}, [r.detail for r in results.values()]
         assert all(r.tests and r.tests[0].outcome == "passed" for r in results.values())
-        assert {int(line) for line in where.read_text().split()} == {first.pid, second.pid}
+        assert {int(line) for line in where.read_text().split()} == {w.pid for w in pool.workers}
     finally:
         engine._shutdown(force=False)
-    assert gone([first.pid, second.pid], 5.0)
+    assert gone([w.pid for w in [first, *others]], 5.0)
 
 
 def test_a_sigkilled_forked_worker_is_replaced_and_its_job_requeued_once(tmp_path: Path) -> None:

@@ -41,11 +41,10 @@ _socket: socket.socket | None = socket.socket(fileno=int(_named)) if _named.isdi
 def fork_sibling(worker: Any, message: dict[str, Any]) -> None:
     """Serve a ``fork`` request of the engine. Returns in both processes: in this worker at once,
     in the sibling once it has taken over the handed pipes and sent its own ``ready``."""
-    global _socket
     if _socket is None:
         return
     try:
-        _, fds, _, _ = socket.recv_fds(_socket, 16, 2)
+        _, fds, _, _ = socket.recv_fds(_socket, 1, 2)  # one byte: exactly this request's two fds
     except OSError:
         return
     if len(fds) != 2 or worker.jobs_done or worker.warm_file_read or worker.current_group:
@@ -55,7 +54,10 @@ def fork_sibling(worker: Any, message: dict[str, Any]) -> None:
     in_fd, out_fd = fds
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
-    middle = os.fork()
+    try:
+        middle = os.fork()
+    except OSError:  # no process to spare: the engine sees the new worker's pipe close and spawns one
+        middle = -1
     if middle == 0:
         try:
             if os.fork() != 0:
@@ -68,7 +70,8 @@ def fork_sibling(worker: Any, message: dict[str, Any]) -> None:
         return
     os.close(in_fd)
     os.close(out_fd)
-    os.waitpid(middle, 0)
+    if middle > 0:
+        os.waitpid(middle, 0)
 
 
 def _become_sibling(worker: Any, message: dict[str, Any], in_fd: int, out_fd: int) -> None:
