@@ -173,6 +173,19 @@ def measure_section(repeat: int, workers: int, quick: bool) -> Section:
         "its first-mutant time is read from its store: launch → the first committed verdict of a mutant "
         "that ran tests (that mutant's own run included)."
     )
+    section.notes.append(
+        "Before the first mutant, mutagent pays: its own start-up up to the first worker's launch "
+        "(the reports, which import libcst's matchers, load only after the run), one pytest start-up "
+        "(the first worker imports the plugins and collects while the mutants are generated; the "
+        "other workers are forked from it, no second start-up), then the baseline on all workers: "
+        "measured batches with per-test coverage, then every test once more alone (the control run)."
+    )
+    section.notes.append(
+        "The control run is not folded into the measured batches: it is each test's second run, "
+        "which catches a test that passes only once (it leaves a file or a port behind) as well as "
+        "one that fails alone after passing in its batch; measuring each test alone would still "
+        "need that second run, so folding would drop the check rather than its cost."
+    )
     return section
 
 

@@ -326,6 +326,7 @@ class WorkerReady:
     cpu: float = 0.0  # CPU seconds the worker spent starting (imports, collection)
     live_functions: int = 0  # functions of the target files a code swap can reach
     imports: dict[str, Any] | None = field(default=None, compare=False)  # import-time lines (measure)
+    forked: bool = False  # forked from the first worker (no start-up of its own), not spawned
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -336,6 +337,7 @@ class WorkerReady:
             "cpu": self.cpu,
             "live_functions": self.live_functions,
             "imports": self.imports,
+            "forked": self.forked,
         }
 
     @classmethod
@@ -347,6 +349,7 @@ class WorkerReady:
             cpu=float(data.get("cpu") or 0.0),
             live_functions=int(data.get("live_functions") or 0),
             imports=data.get("imports"),
+            forked=bool(data.get("forked")),
         )
 
 
@@ -400,8 +403,25 @@ class Stop:
         return {"type": "stop"}
 
 
+@dataclass(frozen=True)
+class ForkWorker:
+    """The engine asks the first worker, before its first job, to fork worker ``slot`` (whose
+    two pipe ends travel beside this message over the fork socket, ``harness/worker_fork``)."""
+
+    slot: int
+    log: str  # the new worker's own log file
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "fork", "slot": self.slot, "log": self.log}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> ForkWorker:
+        return cls(int(data["slot"]), str(data["log"]))
+
+
 WorkerMessage = WorkerReady | WorkerFatal | JobResult
-EngineMessage = tuple[str, JobSpec] | Stop  # a job with its id, or the end of the run
+# a job with its id, a request to fork another worker, or the end of the run
+EngineMessage = tuple[str, JobSpec] | ForkWorker | Stop
 
 
 def worker_message_from_wire(data: Mapping[str, Any]) -> WorkerMessage | None:
@@ -418,6 +438,8 @@ def worker_message_from_wire(data: Mapping[str, Any]) -> WorkerMessage | None:
 
 def engine_message_from_wire(data: Mapping[str, Any] | None) -> EngineMessage:
     """What the engine sent, typed; end-of-file (``None``) means the same as :class:`Stop`."""
+    if data is not None and data.get("type") == "fork":
+        return ForkWorker.from_wire(data)
     if data is None or data.get("type") != "job":
         return Stop()
     return str(data["id"]), JobSpec.from_wire(data)

@@ -17,20 +17,29 @@ Choosing which mutants run (``--since``, ``--shard``) and writing one into the t
 
 from __future__ import annotations
 
-from mutagent.reports.finish import finish_run
-from mutagent.reports.gate import GateResult, evaluate_gate, render_gate
-from mutagent.reports.merge import load_report, merge_reports, merge_run_data
-from mutagent.reports.terminal import render_terminal
-from mutagent.reports.writer import write_reports
+import importlib
+from typing import Any
 
-__all__ = [
-    "GateResult",
-    "evaluate_gate",
-    "finish_run",
-    "load_report",
-    "merge_reports",
-    "merge_run_data",
-    "render_gate",
-    "render_terminal",
-    "write_reports",
-]
+# Imported on first use (PEP 562), not with the package: ``mutagent run`` reaches
+# ``reports.writer`` through ``mutagent.mutants.apply`` before its first worker starts, and the
+# terminal report imports libcst's matchers (~0.3 s), which would delay that start.
+_HOMES = {
+    "GateResult": "gate",
+    "evaluate_gate": "gate",
+    "finish_run": "finish",
+    "load_report": "merge",
+    "merge_reports": "merge",
+    "merge_run_data": "merge",
+    "render_gate": "gate",
+    "render_terminal": "terminal",
+    "write_reports": "writer",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -37,6 +37,7 @@ from mutagent.engine.harness.worker import Worker
 from mutagent.engine.harness.zygote_client import ParentWatch, ZygoteClient, ZygoteLost
 from mutagent.engine.messages import (
     CodeSwap,
+    ForkWorker,
     FreshImportSource,
     JobEnd,
     JobResult,
@@ -119,6 +120,10 @@ def test_start_up_and_shutdown_messages_survive_the_wire() -> None:
     assert isinstance(engine_message_from_wire(None), Stop)  # the engine is gone: same as stop
     spec = JobSpec.plain(["t::a"], 2.0)
     assert engine_message_from_wire(spec.to_wire("j7")) == ("j7", spec)
+    fork = ForkWorker(1, "/aux/logs/worker-1-2.log")
+    assert engine_message_from_wire(fork.to_wire()) == fork
+    forked = WorkerReady(42, ("t::a",), startup=0.01, forked=True)
+    assert worker_message_from_wire(forked.to_wire()) == forked
 
 
 def test_the_harness_events_survive_the_wire_and_garbage_is_a_harness_error() -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.engine.harness import child as child_mod
-from mutagent.engine.harness import probe, standby, warm
+from mutagent.engine.harness import probe, standby, warm, worker_fork
 from mutagent.engine.harness.events import (
     BaselineMeasured,
     ChildDone,
@@ -42,6 +42,7 @@ from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.reaper import Reaper
 from mutagent.engine.harness.zygote_client import ParentWatch
 from mutagent.engine.messages import (
+    ForkWorker,
     JobResult,
     JobSpec,
     Mode,
@@ -131,6 +132,9 @@ class Worker:
         send(self.out_fd, ready.to_wire())
         while True:
             message = engine_message_from_wire(recv(self.in_fd))
+            if isinstance(message, ForkWorker):  # before the first job only
+                worker_fork.fork_sibling(self, message)
+                continue
             if isinstance(message, Stop):
                 self.fresh_imports.stop()
                 self._discard_standby()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mutagent.engine.harness import netblock, probe
+from mutagent.engine.harness import netblock, probe, worker_fork  # noqa: F401 - takes its socket now
 from mutagent.engine.harness.pytest_support import add_report
 from mutagent.engine.messages import WorkerConfig
 from mutagent.engine.protocol import die_with_parent

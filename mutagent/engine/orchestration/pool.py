@@ -3,13 +3,21 @@
 One event loop (``selectors``) in the engine process, no threads: each worker is a separate
 process with a pipe in each direction. A worker killed by the OS is restarted and its job
 re-queued once; a second death makes that job a RuntimeError and the run goes on.
+
+Only the first worker is a new ``python -m pytest`` process: once it has collected the suite it
+forks the others (``harness/worker_fork``), so the plugins are imported and the suite collected
+once per run. A forked worker is not the engine's child: the pool follows it by its pipe (end of
+file when it dies) and a pidfd, and kills its process group as it kills a spawned one's. A
+worker that replaces a dead one is spawned.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import selectors
 import signal
+import socket
 import subprocess
 import time
 from collections import deque
@@ -19,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from mutagent import exitcodes
+from mutagent.engine.harness.worker_fork import FORK_FD_ENV
 from mutagent.engine.messages import (
     FatalKind,
+    ForkWorker,
     JobResult,
     JobSpec,
     Stop,
@@ -53,11 +63,13 @@ class Job:
 @dataclass
 class _Worker:
     slot: int
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | None  # None: forked from the first worker, not our child
     to_worker: int
     from_worker: int
     log: Path
     spawned: float
+    pid: int = 0  # 0 until a forked worker's ``ready`` names it
+    pidfd: int | None = None  # a forked worker's: readable once it has exited
     state: str = "starting"  # starting | idle | busy | dead
     job: Job | None = None
     deadline: float = 0.0
@@ -76,10 +88,25 @@ def _log_tail(path: Path, limit: int = 2000) -> str:
 
 
 def _kill(worker: _Worker, sig: int = signal.SIGKILL) -> None:
+    if worker.pid <= 0:  # a forked worker not yet ready; never killpg(0), the engine's own group
+        return
+    if worker.process is None and (worker.pidfd is None or select.select([worker.pidfd], [], [], 0)[0]):
+        return  # a forked worker that has exited: init reaped it, its pid may be another's now
     try:
-        os.killpg(worker.process.pid, sig)
+        os.killpg(worker.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _wait(worker: _Worker, timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for the worker to exit (and reap it if it is our child)."""
+    if worker.process is not None:
+        try:
+            worker.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    elif worker.pidfd is not None:
+        select.select([worker.pidfd], [], [], timeout)
 
 
 class Pool:
@@ -110,13 +137,59 @@ class Pool:
         self.restarts = 0
         self.startup_times: list[float] = []
         self.startup_cpu: list[float] = []  # CPU seconds each worker spent starting (imports, collection)
+        self.forked = 0  # workers forked from the first one instead of started as processes
+        self._template: _Worker | None = None  # the worker that forks the others once it is ready
+        self._fork_socket: socket.socket | None = None  # hands it the far ends of their pipes
+        self._to_fork: list[int] = []  # slots it is to fork
 
     # --- processes ---------------------------------------------------------------------
     def start(self) -> None:
-        for slot in range(self.size):
+        """Start the first worker; the others are forked from it once it has collected."""
+        if self.size == 1:
+            self.workers.append(self._spawn(0))
+            return
+        self._fork_socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._template = self._spawn(0, fork_fd=theirs.fileno())
+        finally:
+            theirs.close()
+        self.workers.append(self._template)
+        self._to_fork = list(range(1, self.size))
+
+    def _fork_siblings(self) -> None:
+        """Ask the ready first worker to fork the others; each gets two new pipes of its own."""
+        template, fork_socket, slots = self._template, self._fork_socket, self._to_fork
+        self._template, self._fork_socket, self._to_fork = None, None, []
+        assert template is not None and fork_socket is not None
+        for slot in slots:
+            to_read, to_write = os.pipe()
+            from_read, from_write = os.pipe()
+            self.spawn_count += 1
+            log = self.log_dir / f"worker-{slot}-{self.spawn_count}.log"
+            try:  # the fds first: the worker reads them when the message arrives
+                socket.send_fds(fork_socket, [b"f"], [to_read, from_write])
+                send(template.to_worker, ForkWorker(slot, str(log)).to_wire())
+            except OSError:
+                pass  # the new worker's pipe closes at once: it is replaced by a spawned one
+            finally:
+                os.close(to_read)
+                os.close(from_write)
+            worker = _Worker(slot, None, to_write, from_read, log, time.monotonic())
+            self.selector.register(from_read, selectors.EVENT_READ, worker)
+            self.workers.append(worker)
+            self.forked += 1
+        fork_socket.close()
+
+    def _spawn_unforked(self) -> None:
+        """The first worker died before forking the others: start them as processes."""
+        slots = self._to_fork
+        if self._fork_socket is not None:
+            self._fork_socket.close()
+        self._template, self._fork_socket, self._to_fork = None, None, []
+        for slot in slots:
             self.workers.append(self._spawn(slot))
 
-    def _spawn(self, slot: int) -> _Worker:
+    def _spawn(self, slot: int, fork_fd: int | None = None) -> _Worker:
         to_read, to_write = os.pipe()
         from_read, from_write = os.pipe()
         self.spawn_count += 1
@@ -125,6 +198,10 @@ class Pool:
         env["MUTAGENT_WORKER_FDS"] = f"{to_read},{from_write}"
         env["MUTAGENT_WORKER_SLOT"] = str(slot)
         env.update(parent_pid_env())
+        passed = (to_read, from_write)
+        if fork_fd is not None:
+            env[FORK_FD_ENV] = str(fork_fd)
+            passed += (fork_fd,)
         with open(log, "wb") as handle:
             process = subprocess.Popen(
                 self.command,
@@ -133,12 +210,12 @@ class Pool:
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                pass_fds=(to_read, from_write),
+                pass_fds=passed,
                 start_new_session=True,
             )
         os.close(to_read)
         os.close(from_write)
-        worker = _Worker(slot, process, to_write, from_read, log, time.monotonic())
+        worker = _Worker(slot, process, to_write, from_read, log, time.monotonic(), pid=process.pid)
         self.selector.register(from_read, selectors.EVENT_READ, worker)
         return worker
 
@@ -154,10 +231,10 @@ class Pool:
             except OSError:
                 pass
         _kill(worker)
-        try:
-            worker.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        _wait(worker, 5)
+        if worker.pidfd is not None:
+            os.close(worker.pidfd)
+            worker.pidfd = None
 
     def close(self, force: bool = False) -> None:
         """Stop every worker: politely after a finished run, SIGTERM then SIGKILL when interrupted."""
@@ -172,11 +249,11 @@ class Pool:
                     pass
         deadline = time.monotonic() + (1.0 if force else 3.0)
         for worker in live:
-            try:
-                worker.process.wait(timeout=max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+            _wait(worker, max(0.05, deadline - time.monotonic()))
             self._retire(worker)
+        if self._fork_socket is not None:
+            self._fork_socket.close()
+            self._fork_socket = None
         self.selector.close()
 
     def wait_ready(self) -> None:
@@ -256,9 +333,13 @@ class Pool:
         if isinstance(event, WorkerReady):
             worker.state, worker.ready = "idle", event
             worker.startup = time.monotonic() - worker.spawned
+            if worker.process is None:
+                self._follow(worker, event.pid)
             self.startup_times.append(worker.startup)
             self.startup_cpu.append(event.cpu)
             self.startup_failures = 0
+            if worker is self._template:  # before its first job, which would end its forking
+                self._fork_siblings()
         elif isinstance(event, WorkerFatal):
             self._fatal(worker, event)
         elif isinstance(event, JobResult) and worker.job is not None:
@@ -268,6 +349,17 @@ class Pool:
             job = worker.job
             worker.state, worker.job = "idle", None
             queue.extendleft(reversed(on_result(job, result) or []))
+
+    @staticmethod
+    def _follow(worker: _Worker, pid: int) -> None:
+        """Take a forked worker's pid and a pidfd on it (its exit is seen without being its parent)."""
+        if pid <= 0:
+            return
+        try:
+            worker.pidfd = os.pidfd_open(pid)
+        except (OSError, AttributeError):  # gone already, or no pidfd here: kill by group only
+            return
+        worker.pid = pid
 
     def _fatal(self, worker: _Worker, fatal: WorkerFatal) -> None:
         self._retire(worker)
@@ -293,12 +385,17 @@ class Pool:
         was_starting = worker.state == "starting"
         job = worker.job
         self._retire(worker)
-        code = worker.process.returncode
-        how = why or (
-            f"was killed by signal {signal.Signals(-code).name}"
-            if code is not None and code < 0
-            else f"exited with code {code}"
-        )
+        if worker is self._template:
+            self._spawn_unforked()
+        code = worker.process.returncode if worker.process is not None else None
+        if why:
+            how = why
+        elif worker.process is None:  # not our child: its exit status is not ours to read
+            how = "died (its pipe to the engine closed)"
+        elif code is not None and code < 0:
+            how = f"was killed by signal {signal.Signals(-code).name}"
+        else:
+            how = f"exited with code {code}"
         if was_starting:
             self.startup_failures += 1
             if self.startup_failures >= MAX_STARTUP_FAILURES:
