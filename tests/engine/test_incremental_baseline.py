@@ -15,8 +15,10 @@ from testkit.engine_targets import HandMutant, HandMutants, write_target
 
 from mutagent.config import EngineConfig
 from mutagent.engine.orchestration.baseline import Baseline
+from mutagent.engine.orchestration.incremental import Increment, plan_increment
 from mutagent.engine.orchestration.runner import Engine, RunStats
 from mutagent.engine.selection.edits import function_edit
+from mutagent.engine.selection.fingerprint import file_digest
 from mutagent.store import STORE_DIR, Store, load_run_data
 
 CORE = """
@@ -216,3 +218,70 @@ def test_function_edit_ignores_comments_and_sees_method_bodies() -> None:
     assert found is not None and found.changed == () and found.moved(4) == 5
     method = function_edit(text, text.replace("return len(items)", "return len(list(items))"))
     assert method is not None and method.changed == ((20, 21),)
+
+
+def increment_for(
+    old: str, new: str, import_lines: list[int], covered: dict[int, list[str]]
+) -> Increment | None:
+    """``plan_increment`` for one source file ``calc.py`` edited from ``old`` to ``new``."""
+    previous = Baseline(
+        tests={"t.py::a": {"outcome": "passed"}, "t.py::b": {"outcome": "passed"}},
+        order=["t.py::a", "t.py::b"],
+        coverage={"calc.py": covered},
+        import_lines={"calc.py": import_lines},
+    )
+    basis = {"settings": "s", "files": {"calc.py": file_digest(old), "t.py": file_digest("")}}
+    new_basis = {"settings": "s", "files": {"calc.py": file_digest(new), "t.py": file_digest("")}}
+    return plan_increment(
+        previous.to_json(), {**basis, "sources": {"calc.py": old}}, new_basis, {"calc.py": new}
+    )
+
+
+REGISTRY = source(
+    """
+    def register(function):
+        function()
+        return function
+
+
+    @register
+    def setup():
+        return 1
+
+
+    def helper():
+        return 2
+    """
+)
+
+
+def test_a_body_that_ran_at_import_time_needs_the_full_baseline() -> None:
+    edited = REGISTRY.replace("return 1", "return 3")
+    # the decorator called setup() while the module was imported: line 8 ran outside any test
+    assert increment_for(REGISTRY, edited, [1, 2, 3, 6, 7, 8, 11], {12: ["t.py::b"]}) is None
+    helper_edit = REGISTRY.replace("return 2", "return 4")
+    found = increment_for(REGISTRY, helper_edit, [1, 2, 3, 6, 7, 8, 11], {8: ["t.py::a"], 12: ["t.py::b"]})
+    assert isinstance(found, Increment) and found.remeasure == ["t.py::b"]
+    merged = found.merge(
+        Baseline(
+            tests={"t.py::b": {"outcome": "passed"}},
+            order=["t.py::b"],
+            coverage={"calc.py": {12: ["t.py::b"]}},
+            import_lines=None,
+        )
+    )
+    assert merged.coverage == {"calc.py": {8: ["t.py::a"], 12: ["t.py::b"]}}
+    assert merged.import_lines == {"calc.py": [1, 2, 3, 6, 7, 8, 11]}
+
+
+def test_other_settings_or_files_need_the_full_baseline() -> None:
+    edited = REGISTRY.replace("return 2", "return 4")
+    previous = Baseline(tests={}, order=[], coverage={}, import_lines={}).to_json()
+    old = {"settings": "s", "files": {"calc.py": file_digest(REGISTRY)}, "sources": {"calc.py": REGISTRY}}
+    same = {"settings": "s", "files": {"calc.py": file_digest(edited)}}
+    assert plan_increment(previous, old, same, {"calc.py": edited}) is not None
+    assert plan_increment(previous, old, {**same, "settings": "other"}, {"calc.py": edited}) is None
+    added = {"settings": "s", "files": {**same["files"], "new.py": file_digest("")}}
+    assert plan_increment(previous, old, added, {"calc.py": edited, "new.py": ""}) is None
+    no_import_lines = Baseline(tests={}, order=[], coverage={}, import_lines=None).to_json()
+    assert plan_increment(no_import_lines, old, same, {"calc.py": edited}) is None
