@@ -321,8 +321,8 @@ class Engine:
         not pass in its measured child."""
         total = len(increment.previous.order)
         self.console.print(
-            f"[dim]baseline: only function bodies changed; measuring the {len(increment.remeasure)} of "
-            f"{total} tests that ran them again...[/]",
+            f"[dim]baseline: only function bodies changed; {len(increment.remeasure)} of {total} tests "
+            "ran them and are measured again...[/]",
             soft_wrap=True,
         )
         measured = None
