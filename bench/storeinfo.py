@@ -47,6 +47,7 @@ class RunInfo:
     swapped: int = 0  # mutants run by code swap in a forked child
     fresh_imports: int = 0  # mutants run by a fresh pytest process (import-time code)
     engine_overhead_ms: float | None = None  # "median harness overhead N ms" from the closing line
+    remeasured: tuple[int, int] | None = None  # "baseline: re-measured N of M tests" (incremental)
     modules: dict[str, str] = field(default_factory=dict)  # source file -> dotted module name
     cpu: float = 0.0  # CPU seconds of the whole process tree, when measured
     peak_rss_mb: float = 0.0  # peak summed RSS of the process tree, when measured
@@ -84,6 +85,7 @@ def _ratio(a: float, b: float) -> float:
 _CLOSING = re.compile(r"(\d+) run with (\d+) workers")
 _MODES = re.compile(r"(\d+) by code swap, (\d+) by fresh import")
 _REUSED = re.compile(r"(\d+) results reused")
+_REMEASURED = re.compile(r"baseline: re-measured (\d+) of (\d+) tests")
 _OVERHEAD = re.compile(r"median harness overhead (\d+) ms")
 
 
@@ -118,6 +120,8 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
         info.reused = int(match.group(1))
     if match := _OVERHEAD.search(text):
         info.engine_overhead_ms = float(match.group(1))
+    if match := _REMEASURED.search(text):
+        info.remeasured = (int(match.group(1)), int(match.group(2)))
     return info
 
 

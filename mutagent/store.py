@@ -4,7 +4,9 @@ Every mutant result is committed the moment it finishes (WAL mode), so a run int
 Ctrl-C or SIGKILL loses nothing it finished and the next run resumes. Results are keyed by a
 fingerprint of everything that could change them (see ``mutagent.engine.selection.fingerprint``): a
 re-run re-tests only mutants whose fingerprint changed. The baseline (per-test coverage,
-durations, control run) is cached under a hash of the sources, tests and configuration.
+durations, control run) is cached under a hash of the sources, tests and configuration, with
+what it was measured on beside it (the ``baseline_basis`` meta row): after an edit to function
+bodies the next run re-measures only the tests that ran them.
 
 The store is a cache: if it is missing, unreadable or from another schema version, the run warns
 and starts afresh rather than failing.
@@ -175,10 +177,29 @@ class Store:
         except ValueError:
             return None
 
-    def save_baseline(self, key: str, data: dict[str, Any]) -> None:
+    def save_baseline(self, key: str, data: dict[str, Any], basis: dict[str, Any] | None = None) -> None:
+        """Keep one baseline, the latest; ``basis``: what it was measured on (see
+        ``fingerprint.baseline_basis``), for the next run's incremental baseline."""
         with self.transaction():
             self.db.execute("DELETE FROM baseline")
             self.db.execute("INSERT INTO baseline VALUES (?, ?, ?)", (key, json.dumps(data), time.time()))
+            if basis is not None:
+                self.set_meta("baseline_basis", json.dumps({**basis, "key": key}))
+
+    def previous_baseline(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The latest baseline and its basis, whatever it was measured on (``None`` when there is
+        none, or its basis was not recorded): the starting point of an incremental baseline."""
+        row = self.db.execute("SELECT key, data FROM baseline").fetchone()
+        if row is None:
+            return None
+        try:
+            basis = json.loads(self.get_meta("baseline_basis") or "null")
+            data = json.loads(row[1])
+        except ValueError:
+            return None
+        if not isinstance(basis, dict) or basis.get("key") != row[0] or not isinstance(data, dict):
+            return None
+        return data, basis
 
     # --- generated mutants cache ----------------------------------------------------------
     def load_generated(self, file: str, digest: str) -> list[Mutant] | None:

@@ -256,6 +256,9 @@ def _stats_line(stats: RunStats) -> str:
         parts.append(f"{stats.reused} results reused from the store")
     if stats.baseline_cached:
         parts.append("baseline cached")
+    elif stats.baseline_remeasured is not None:
+        again, total = stats.baseline_remeasured
+        parts.append(f"baseline: re-measured {again} of {total} tests")
     return "; ".join(parts)
 
 

@@ -24,6 +24,7 @@ class RunStats:
     reused: int = 0
     decided: int = 0  # Ignored / CompileError / NoCoverage without running
     baseline_cached: bool = False
+    baseline_remeasured: tuple[int, int] | None = None  # (tests measured again, of all): incremental
     workers: int = 0
     swapped: int = 0
     fresh_imports: int = 0  # mutants applied by a fresh import (zygote child or new process)

@@ -31,13 +31,14 @@ from mutagent.engine.orchestration.baseline import (
 )
 from mutagent.engine.orchestration.copyguard import CopyGuard
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
+from mutagent.engine.orchestration.incremental import Increment, plan_increment
 from mutagent.engine.orchestration.invocation import common_pytest_args, option_arguments
 from mutagent.engine.orchestration.plan import Plan, Planner
 from mutagent.engine.orchestration.pool import Job, Pool
 from mutagent.engine.orchestration.progress import RunProgress
 from mutagent.engine.orchestration.run_stats import RunStats
 from mutagent.engine.selection.discover import Target, discover
-from mutagent.engine.selection.fingerprint import baseline_key
+from mutagent.engine.selection.fingerprint import baseline_basis, baseline_key
 from mutagent.engine.selection.imports import ImportGraph
 from mutagent.engine.selection.mutant_source import MutantSource, OperatorMutants
 from mutagent.engine.selection.order import KillerFirst
@@ -132,7 +133,15 @@ class Engine:
         )
         self.baseline_key = key
         cached = store.load_baseline(key)
-        if cached is None:  # the workers start (import, collect) while the mutants are generated
+        basis = {
+            **baseline_basis(
+                self.root, self._config_texts(), self.config.tests, self.config.pass_env, self.files
+            ),
+            "sources": {f: self.files[f] for f in self.target.sources},
+        }
+        increment = self._increment(store, basis) if cached is None else None
+        if cached is None and (increment is None or increment.remeasure):
+            # the workers start (import, collect) while the mutants are generated
             self._ensure_pool(self.config.workers, measure=True)
         mutants = self._generate(store, source)
         self.stats.generated = len(mutants)
@@ -154,8 +163,8 @@ class Engine:
             self.baseline = baseline
             self.stats.baseline_cached = True
         else:
-            baseline = self._fresh_baseline()
-            store.save_baseline(key, baseline.to_json())
+            baseline = self._fresh_baseline(increment)
+            store.save_baseline(key, baseline.to_json(), basis)
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
         planner = Planner(
@@ -268,16 +277,31 @@ class Engine:
             modules=self._module_map(),
         )
 
-    def _fresh_baseline(self) -> Baseline:
+    def _increment(self, store: Store, basis: dict[str, object]) -> Increment | None:
+        """The tests to measure again when only function bodies changed since the stored baseline
+        (see ``incremental``), else ``None``: a full baseline."""
+        previous = store.previous_baseline()
+        if previous is None:
+            return None
+        data, old_basis = previous
+        return plan_increment(data, old_basis, basis, {f: self.files[f] for f in self.target.sources})
+
+    def _fresh_baseline(self, increment: Increment | None = None) -> Baseline:
         """The suite measured in the workers' forked children (batches with per-test coverage,
-        then each test alone); when that is not clean (a test fails there, a worker cannot
-        start), the plain pytest run and the control run say why."""
+        then each test alone), or only the tests an edit can have changed (``increment``); when
+        that is not clean (a test fails there, a worker cannot start), the plain pytest run and
+        the control run say why."""
+        log = self._ensure_workspace().aux / FAULT_LOG_FILE
+        log.unlink(missing_ok=True)
+        if increment is not None:
+            partial = self._incremental_baseline(increment, log)
+            if partial is not None:
+                return partial
+            log.unlink(missing_ok=True)
         self.console.print(
             f"[dim]baseline: running the test suite of {self.config.root} once with per-test coverage...[/]",
             soft_wrap=True,
         )
-        log = self._ensure_workspace().aux / FAULT_LOG_FILE
-        log.unlink(missing_ok=True)
         baseline = self._forked_baseline()
         if baseline is None:
             log.unlink(missing_ok=True)  # the plain run logs the whole suite again
@@ -291,10 +315,36 @@ class Engine:
         self._after_warm_up(self._ensure_pool(0))
         return baseline
 
-    def _forked_baseline(self) -> Baseline | None:
-        """The baseline measured in the forking harness (``probe``), or ``None`` if a test does not
-        pass there or the workers cannot start: the plain run then tells a red suite, a flaky
-        test or a broken collection apart with its usual one-line errors."""
+    def _incremental_baseline(self, increment: Increment, log: Path) -> Baseline | None:
+        """The previous baseline with the tests an edit can have changed measured again, or
+        ``None`` (then a full baseline) when the workers collect other tests or one of them does
+        not pass in its measured child."""
+        total = len(increment.previous.order)
+        self.console.print(
+            f"[dim]baseline: only function bodies changed; {len(increment.remeasure)} of {total} tests "
+            "ran them and are measured again...[/]",
+            soft_wrap=True,
+        )
+        measured = None
+        if increment.remeasure:
+            ready = self._ready_workers()
+            if ready is None or ready[0] != increment.previous.order:
+                return None
+            measured = self._measure(ready[0], ready[1], only=increment.remeasure)
+            if measured is None:
+                return None
+            measured.faults = collect_fault_log(log, measured.order)
+        baseline = increment.merge(measured)
+        self.baseline = baseline
+        self.stats.baseline_remeasured = (len(increment.remeasure), total)
+        self._require_coverage(baseline)
+        self._write_warm_up(baseline)
+        if self.pool is not None:
+            self._after_warm_up(self.pool)
+        return baseline
+
+    def _ready_workers(self) -> tuple[list[str], dict[str, object]] | None:
+        """The started workers' collection and start-up measurement, or ``None`` if they cannot start."""
         pool = self._ensure_pool(self.config.workers, measure=True)
         try:
             pool.wait_ready()
@@ -307,6 +357,23 @@ class Engine:
         collected: list[str] = list(infos[0].collected) if infos else []
         if imports is None or not collected:
             return None
+        return collected, imports
+
+    def _forked_baseline(self) -> Baseline | None:
+        """The baseline measured in the forking harness (``probe``), or ``None`` if a test does not
+        pass there or the workers cannot start: the plain run then tells a red suite, a flaky
+        test or a broken collection apart with its usual one-line errors."""
+        ready = self._ready_workers()
+        if ready is None:
+            return None
+        return self._measure(*ready)
+
+    def _measure(
+        self, collected: list[str], imports: dict[str, object], only: list[str] | None = None
+    ) -> Baseline | None:
+        """``only`` (default: every collected test) in measured batches, then each alone."""
+        pool = self._ensure_pool(self.config.workers, measure=True)
+        collected = collected if only is None else only
         measured = ForkedBaseline(collected, imports)
 
         def job(kind: str, tests: list[str]) -> Job:

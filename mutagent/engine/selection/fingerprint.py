@@ -4,7 +4,9 @@
   top-level statement, which tests cover it and the source of those tests' files (and of the
   ``conftest.py`` files above them), and whether the run stops at the first kill (``--fast``);
 * the baseline depends on every source and test file, the project's configuration files, the
-  test selection, the passed-through environment names and the tool versions.
+  test selection, the passed-through environment names and the tool versions. ``baseline_basis``
+  keeps those parts apart, so that a run after an edit to function bodies only can tell which
+  files changed and re-measure only the tests that ran them (``orchestration.incremental``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 
@@ -62,6 +65,20 @@ def mutant_fingerprint(
     )
 
 
+def _settings_parts(
+    root: Path, config_texts: dict[str, str], test_args: list[str] | None, pass_env: list[str]
+) -> list[str]:
+    return [
+        __version__,
+        sys.version,
+        pytest.__version__,
+        root.name,
+        json.dumps(test_args),
+        json.dumps(sorted(pass_env)),
+        *[f"{name}\x01{file_digest(text)}" for name, text in sorted(config_texts.items())],
+    ]
+
+
 def baseline_key(
     root: Path,
     files: dict[str, str],
@@ -69,14 +86,26 @@ def baseline_key(
     test_args: list[str] | None,
     pass_env: list[str],
 ) -> str:
+    settings = _settings_parts(root, config_texts, test_args, pass_env)
     return digest(
         "baseline-v2",  # v2: import-time lines, preload modules, models, zygote control
-        __version__,
-        sys.version,
-        pytest.__version__,
-        root.name,
-        json.dumps(test_args),
-        json.dumps(sorted(pass_env)),
+        *settings[:6],
         *[f"{name}\x01{file_digest(text)}" for name, text in sorted(files.items())],
-        *[f"{name}\x01{file_digest(text)}" for name, text in sorted(config_texts.items())],
+        *settings[6:],
     )
+
+
+def baseline_basis(
+    root: Path,
+    config_texts: dict[str, str],
+    test_args: list[str] | None,
+    pass_env: list[str],
+    files: dict[str, str],
+) -> dict[str, Any]:
+    """What a baseline was measured on, file by file: ``settings`` (everything but the source and
+    test files: versions, configuration files, test selection, environment names) and each
+    file's digest. Two bases with equal settings differ only in the files whose digests differ."""
+    return {
+        "settings": digest("baseline-basis-v1", *_settings_parts(root, config_texts, test_args, pass_env)),
+        "files": {name: file_digest(text) for name, text in sorted(files.items())},
+    }
