@@ -141,8 +141,10 @@ class Engine:
         }
         increment = self._increment(store, basis) if cached is None else None
         if cached is None and (increment is None or increment.remeasure):
-            # the workers start (import, collect) while the mutants are generated
-            self._ensure_pool(self.config.workers, measure=True)
+            # the workers start (import, collect) while the mutants are generated; after an edit
+            # to function bodies only, the import-time lines are the stored ones (that is what
+            # lets the baseline be partial), so the first worker need not measure its start-up
+            self._ensure_pool(self.config.workers, measure=increment is None)
         mutants = self._generate(store, source)
         self.stats.generated = len(mutants)
         self.stats.files_scanned = len(self.target.sources)
@@ -327,8 +329,14 @@ class Engine:
         )
         measured = None
         if increment.remeasure:
-            ready = self._ready_workers()
-            if ready is None or ready[0] != increment.previous.order:
+            previous = increment.previous
+            known = {
+                "import_lines": increment.import_lines,
+                "preload": previous.preload,
+                "models": previous.models,
+            }
+            ready = self._ready_workers(known)
+            if ready is None or ready[0] != previous.order:
                 return None
             measured = self._measure(ready[0], ready[1], only=increment.remeasure)
             if measured is None:
@@ -343,9 +351,12 @@ class Engine:
             self._after_warm_up(self.pool)
         return baseline
 
-    def _ready_workers(self) -> tuple[list[str], dict[str, object]] | None:
-        """The started workers' collection and start-up measurement, or ``None`` if they cannot start."""
-        pool = self._ensure_pool(self.config.workers, measure=True)
+    def _ready_workers(
+        self, known_imports: dict[str, object] | None = None
+    ) -> tuple[list[str], dict[str, object]] | None:
+        """The started workers' collection and start-up measurement (``known_imports`` when the
+        workers were started without measuring it), or ``None`` if they cannot start."""
+        pool = self._ensure_pool(self.config.workers, measure=known_imports is None)
         try:
             pool.wait_ready()
         except UsageError:
@@ -353,7 +364,7 @@ class Engine:
         except MutagentError:
             return None
         infos = pool.ready_info()
-        imports = next((info.imports for info in infos if info.imports is not None), None)
+        imports = next((info.imports for info in infos if info.imports is not None), known_imports)
         collected: list[str] = list(infos[0].collected) if infos else []
         if imports is None or not collected:
             return None
