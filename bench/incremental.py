@@ -36,21 +36,26 @@ from mutagent.model import Mutant
 from mutagent.store import store_path
 
 
-def edit_function(target: Path, mutant: Mutant) -> str:
-    """Insert ``_bench_edit = None`` before the first statement of the top-level function or method
-    holding ``mutant`` (after its docstring); returns the function's name."""
-    path = target / mutant.file
-    source = path.read_text(encoding="utf-8")
-    line = mutant.location.start_line
+def enclosing_function(source: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function (or method) whose body spans ``line``; ``None`` at module or class level."""
     chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
             node.end_lineno or 0
         ):
             if chosen is None or node.lineno > chosen.lineno:
-                chosen = node  # the innermost function around the mutant
+                chosen = node
+    return chosen
+
+
+def edit_function(target: Path, mutant: Mutant) -> str:
+    """Insert ``_bench_edit = None`` before the first statement of the innermost function holding
+    ``mutant`` (after its docstring); returns the function's name."""
+    path = target / mutant.file
+    source = path.read_text(encoding="utf-8")
+    chosen = enclosing_function(source, mutant.location.start_line)
     if chosen is None:
-        raise ValueError(f"{mutant.file}:{line} is not inside a function")
+        raise ValueError(f"{mutant.file}:{mutant.location.start_line} is not inside a function")
     body = chosen.body
     first = (
         body[1]
@@ -68,22 +73,28 @@ def edit_function(target: Path, mutant: Mutant) -> str:
 
 
 def spread_of_functions(
-    info: RunInfo, points: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    info: RunInfo, target: Path, points: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 ) -> list[Mutant]:
     """One mutant per chosen function: the functions holding a mutant that ran, ordered by how many
     tests run them (the most covering tests of any of their mutants), taken at ``points`` of that
     order (fewest, quartiles, most). An edit's cost depends mostly on how many tests run the edited
     function; a spread shows that range instead of one arbitrary function."""
-    widest: dict[tuple[str, tuple[str, ...]], tuple[int, Mutant]] = {}
+    sources: dict[str, str] = {}
+    widest: dict[tuple[str, int], tuple[int, Mutant]] = {}
     for mutant in info.data.mutants:
         result = info.data.result_of(mutant)
-        if not mutant.scope or not result.tests_run:
+        if not result.tests_run:
             continue
-        key = (mutant.file, tuple(mutant.scope))
+        if mutant.file not in sources:
+            sources[mutant.file] = (target / mutant.file).read_text(encoding="utf-8")
+        function = enclosing_function(sources[mutant.file], mutant.location.start_line)
+        if function is None:  # module level or a class body: not a one-function edit
+            continue
+        key = (mutant.file, function.lineno)
         breadth = len(result.covered_by)
         if key not in widest or breadth > widest[key][0]:
             widest[key] = (breadth, mutant)
-    ordered = sorted(widest.values(), key=lambda pair: (pair[0], pair[1].file, pair[1].scope))
+    ordered = sorted(widest.values(), key=lambda pair: (pair[0], pair[1].file, pair[1].location.start_line))
     chosen: list[Mutant] = []
     for point in points:
         mutant = ordered[round(point * (len(ordered) - 1))][1]
@@ -133,7 +144,7 @@ def one_round(workers: int) -> Round:
         first, first_before = timed_run(target, workers, *args)
         same = measured_run(target, workers, *args)
         edits = []
-        for mutant in spread_of_functions(first):
+        for mutant in spread_of_functions(first, target):
             tests = len(first.data.result_of(mutant).covered_by)
             where = f"{mutant.file}:{edit_function(target, mutant)}"
             run, before = timed_run(target, workers, *args)
