@@ -268,7 +268,7 @@ class Worker:
         try:
             read_fd = standby.start(child, order)
         except OSError:  # the standby died waiting (killed from outside): fork a new one
-            self.reaper.defer(child.pid)
+            self._drop(child)
             child = self._fork_standby()
             read_fd = standby.start(child, order)
         self.current_group = child.pid
@@ -296,9 +296,13 @@ class Worker:
 
     def _discard_standby(self) -> None:
         if self.standby is not None:
-            standby.discard(self.standby)
-            self.reaper.defer(self.standby.pid)
+            self._drop(self.standby)
             self.standby = None
+
+    def _drop(self, child: standby.StandbyChild) -> None:
+        """An unused standby: killed, the worker's pipe ends closed, reaped later."""
+        standby.discard(child)
+        self.reaper.defer(child.pid)
 
     def _child_body(self, wire: tuple[Any, ...], out_fd: int) -> None:
         """In a standby child that received its job: swap the code, run the tests, report."""
