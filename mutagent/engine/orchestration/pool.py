@@ -271,16 +271,21 @@ class Pool:
         on_result: Callable[[Job, JobResult], list[Job] | None],
         on_tick: Callable[[], None] | None = None,
         on_assign: Callable[[Job], None] | None = None,
+        split: Callable[[Job, int], list[Job] | None] | None = None,
     ) -> None:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
         and may return follow-up jobs, which run next (jobs that had to wait for that result);
-        ``on_assign`` may still adjust a job's spec the moment a worker takes it."""
+        ``on_assign`` may still adjust a job's spec the moment a worker takes it; ``split`` may
+        cut a job a worker takes into parts when fewer jobs wait than there are other workers
+        (the first part runs there, the others next, on whichever worker is free first)."""
         self.on_assign = on_assign
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
             for worker in self.workers:
                 if worker.state == "idle" and queue:
                     job = self._pick(worker, queue)
+                    if job is not None and split is not None:
+                        job = self._split(job, queue, split)
                     if job is not None:
                         self._assign(worker, job)
             for key, _ in self.selector.select(timeout=0.25):
@@ -309,6 +314,18 @@ class Pool:
                 queue.remove(job)
                 return job
         return None
+
+    def _split(self, job: Job, queue: deque[Job], split: Callable[[Job, int], list[Job] | None]) -> Job:
+        """``job``, or its first part when the other live workers outnumber the waiting jobs
+        (its other parts go first in the queue)."""
+        spare = sum(1 for w in self.workers if w.state != "dead") - 1 - len(queue)
+        if spare < 1:
+            return job
+        parts = split(job, spare + 1)
+        if not parts:
+            return job
+        queue.extendleft(reversed(parts[1:]))
+        return parts[0]
 
     def _assign(self, worker: _Worker, job: Job) -> None:
         if self.on_assign is not None:

@@ -36,6 +36,7 @@ class RunStats:
     wall: float = 0.0
     worker_startup: float = 0.0
     worker_restarts: int = 0
+    split: int = 0  # full-matrix mutants whose tests ran in parts on several workers (``split``)
 
     @property
     def median_overhead(self) -> float | None:

@@ -37,6 +37,7 @@ from mutagent.engine.orchestration.plan import Plan, Planner
 from mutagent.engine.orchestration.pool import Job, Pool
 from mutagent.engine.orchestration.progress import RunProgress
 from mutagent.engine.orchestration.run_stats import RunStats
+from mutagent.engine.orchestration.split import Part, classify_parts, part_specs, partition, splittable
 from mutagent.engine.selection.discover import Target, discover
 from mutagent.engine.selection.fingerprint import baseline_basis, baseline_key
 from mutagent.engine.selection.imports import ImportGraph
@@ -582,6 +583,30 @@ class Engine:
             jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
 
         order = KillerFirst() if self.config.fast else None
+        parts_done: dict[str, list[tuple[Part, JobResult]]] = {}
+
+        def split(job: Job, ways: int) -> list[Job] | None:
+            """An idle worker's share of a full-matrix mutant (see ``split``)."""
+            if not isinstance(job.data, Plan) or not splittable(job.spec):
+                return None
+            plan: Plan = job.data
+            assert self.baseline is not None
+            cuts = partition(job.spec.tests, self.baseline.duration, ways)
+            if len(cuts) < 2:
+                return None
+            factor, constant = self.config.timeout_factor, self.config.timeout_constant
+            parts = part_specs(job.spec, cuts, self.baseline.duration, factor, constant)
+            parts_done[plan.mutant.id] = []
+            self.stats.split += 1
+            return [
+                Job(
+                    f"{plan.mutant.id}#{part.index}",
+                    spec,
+                    watchdog=part.timeout + fresh_import_allowance,
+                    data=(plan, part),
+                )
+                for part, spec in parts
+            ]
 
         def on_result(job: Job, result: JobResult) -> list[Job] | None:
             if job.id == zygote_trust_check.CONTROL_ID:
@@ -593,9 +618,18 @@ class Engine:
                 if note:
                     warning(note)
                 return fresh_imports
-            plan: Plan = job.data
-            self._repair_copy(plan.mutant.id)
-            mutant_result = classify(plan, result)
+            if isinstance(job.data, tuple):  # one part of a split mutant (see ``split``)
+                plan, part = job.data
+                self._repair_copy(plan.mutant.id)
+                done = parts_done[plan.mutant.id]
+                done.append((part, result))
+                if len(done) < part.of:
+                    return None
+                mutant_result, result = classify_parts(plan, parts_done.pop(plan.mutant.id))
+            else:
+                plan = job.data
+                self._repair_copy(plan.mutant.id)
+                mutant_result = classify(plan, result)
             if order is not None:
                 order.learn(plan, mutant_result)
             store.save_result(mutant_result, plan.fingerprint)
@@ -604,7 +638,13 @@ class Engine:
             return None
 
         with RunProgress(self.console, len(pending)) as progress:
-            pool.run(jobs, on_result, progress.tick, order.reorder if order is not None else None)
+            pool.run(
+                jobs,
+                on_result,
+                progress.tick,
+                order.reorder if order is not None else None,
+                split=None if self.config.fast else split,
+            )
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
 
