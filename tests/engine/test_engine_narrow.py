@@ -180,6 +180,26 @@ def test_a_reader_that_ran_at_import_is_broad() -> None:
         narrow({"calc/limits.py": LIMITS}, line=3, import_lines={"calc/limits.py": [1, 3, 4, 7, 8, 11, 15]})
 
 
+def test_the_analysis_made_ahead_of_the_baseline_narrows_as_one_made_with_it() -> None:
+    """The planner's narrower reuses an analysis made while the workers started (before the
+    import-time lines were known): the same selection, and the same reason when it is broad."""
+    files = {"calc/limits.py": LIMITS, "calc/use.py": "from calc.limits import MAX_ITEMS\n\nN = MAX_ITEMS\n"}
+    mutated = LIMITS.replace("MAX_ITEMS = 3", "MAX_ITEMS = 4")
+    ahead = narrower(files, None)
+    ahead.analyse_ahead([("calc/limits.py", 3), ("calc/limits.py", 4)])
+    for import_lines in ({}, {"calc/limits.py": [1, 3, 4, 7, 8, 11, 15]}, {"calc/limits.py": [15]}):
+        direct, reused = narrower(files, import_lines), ahead.with_import_lines(import_lines)
+        outcomes = []
+        for analysis in (direct, reused):
+            try:
+                found = analysis.narrow("calc/limits.py", 3, mutated)
+                outcomes.append((found.lines, found.files, found.names))
+            except Broad as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
+    assert reused._analyses is ahead._analyses  # nothing analysed twice
+
+
 def test_a_baseline_without_import_lines_is_broad() -> None:
     analysis = Narrower({"calc/limits.py": LIMITS}, {"calc/limits.py": LIMITS}, {}, None)
     with pytest.raises(Broad, match="did not record"):

@@ -134,9 +134,11 @@ def test_a_part_lost_with_its_worker_is_a_runtime_error() -> None:
     assert result.error == "the worker process died twice"
 
 
-def test_the_pool_splits_only_when_other_workers_outnumber_the_waiting_jobs(tmp_path: Path) -> None:
-    pool = Pool(3, [], tmp_path, {}, tmp_path)
-    pool.workers = [SimpleNamespace(state=state) for state in ("idle", "busy", "dead")]  # type: ignore[misc]
+def test_the_pool_splits_only_for_idle_workers_with_nothing_else_to_take(tmp_path: Path) -> None:
+    pool = Pool(4, [], tmp_path, {}, tmp_path)
+    states = ("idle", "idle", "busy", "dead")
+    pool.workers = [SimpleNamespace(state=state) for state in states]  # type: ignore[misc]
+    taker = pool.workers[0]
     asked: list[int] = []
 
     def split(job: Job, ways: int) -> list[Job]:
@@ -145,9 +147,11 @@ def test_the_pool_splits_only_when_other_workers_outnumber_the_waiting_jobs(tmp_
 
     spec = JobSpec(("t::a", "t::b"), 1.0)
     queue: deque[Job] = deque([Job("next", spec, 1.0)])
-    assert pool._split(Job("m", spec, 1.0), queue, split).id == "m"  # one other live worker, one job waiting
+    assert pool._split(taker, Job("m", spec, 1.0), queue, split).id == "m"  # the idle one takes "next"
     assert asked == []
     queue.clear()
-    taken = pool._split(Job("m", spec, 1.0), queue, split)
-    assert asked == [2] and taken.id == "m#0"
-    assert [job.id for job in queue] == ["m#1"]  # the busy worker takes it when free (or this one)
+    taken = pool._split(taker, Job("m", spec, 1.0), queue, split)
+    assert asked == [2] and taken.id == "m#0"  # the busy and the dead worker do not count
+    assert [job.id for job in queue] == ["m#1"]  # for the other idle worker, in this same round
+    pool.workers[1].state = "busy"
+    assert pool._split(taker, Job("m", spec, 1.0), deque(), split).id == "m"  # nobody idle to help

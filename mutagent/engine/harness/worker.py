@@ -20,6 +20,7 @@ import resource
 import select
 import shutil
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Mapping
@@ -180,10 +181,13 @@ class Worker:
             self._load(measured.get("modules", []), measured.get("models", []))
 
     def _load(self, modules: list[str], models: list[str]) -> int:
+        loaded = len(sys.modules)
         if self.started_thread is None:
             imported = warm.import_all(modules)
             self.started_thread = imported.started_thread
         built = warm.build_models(models)
+        if not built and len(sys.modules) == loaded:
+            return 0  # nothing new (all loaded already): the standby, the index and the heap still hold
         self._discard_standby()  # forked before these imports: not the worker's state any more
         gc.unfreeze()  # gc.get_objects() does not see frozen objects: the index must see them all
         self.index = child_mod.build_index(dict(self.config.targets))

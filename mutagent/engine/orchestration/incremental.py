@@ -59,7 +59,8 @@ class Increment:
         order = {nodeid: i for i, nodeid in enumerate(previous.order)}
         import_lines = measured.import_lines if measured.import_lines is not None else self.import_lines
         preload = list(previous.preload)
-        preload += [m for m in measured.preload if m not in set(previous.preload)]
+        known = set(preload)
+        preload += [m for m in measured.preload if m not in known]
         return Baseline(
             tests={n: measured.tests[n] if n in again else previous.tests[n] for n in previous.order},
             order=list(previous.order),

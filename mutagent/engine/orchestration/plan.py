@@ -76,7 +76,10 @@ class Planner:
         timeout_factor: float,
         timeout_constant: float,
         graph: ImportGraph,
+        narrower: Narrower | None = None,
     ) -> None:
+        """``narrower``: one already holding the narrow analyses (``ahead.NarrowAhead``) for this
+        baseline's import-time lines; by default one is made here."""
         self.sources = sources
         self.graph = graph
         self.files = files  # every source and test file's text, for fingerprints
@@ -88,7 +91,7 @@ class Planner:
         self.constant = timeout_constant
         self._maps: dict[str, SourceMap] = {}
         self._original_code: dict[tuple[str, str], CodeType] = {}
-        self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
+        self.narrower = narrower or Narrower(sources, files, graph.module_of, baseline.import_lines)
         self._breadth: dict[str, int] | None = None
 
     def source_map(self, file: str) -> SourceMap:

@@ -276,8 +276,8 @@ class Pool:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
         and may return follow-up jobs, which run next (jobs that had to wait for that result);
         ``on_assign`` may still adjust a job's spec the moment a worker takes it; ``split`` may
-        cut a job a worker takes into parts when fewer jobs wait than there are other workers
-        (the first part runs there, the others next, on whichever worker is free first)."""
+        cut a job a worker takes into parts when fewer jobs wait than there are other idle
+        workers (the first part runs there, the others on those workers)."""
         self.on_assign = on_assign
         queue: deque[Job] = deque(jobs)
         while queue or any(w.state == "busy" for w in self.workers):
@@ -285,7 +285,7 @@ class Pool:
                 if worker.state == "idle" and queue:
                     job = self._pick(worker, queue)
                     if job is not None and split is not None:
-                        job = self._split(job, queue, split)
+                        job = self._split(worker, job, queue, split)
                     if job is not None:
                         self._assign(worker, job)
             for key, _ in self.selector.select(timeout=0.25):
@@ -315,10 +315,14 @@ class Pool:
                 return job
         return None
 
-    def _split(self, job: Job, queue: deque[Job], split: Callable[[Job, int], list[Job] | None]) -> Job:
-        """``job``, or its first part when the other live workers outnumber the waiting jobs
-        (its other parts go first in the queue)."""
-        spare = sum(1 for w in self.workers if w.state != "dead") - 1 - len(queue)
+    def _split(
+        self, worker: _Worker, job: Job, queue: deque[Job], split: Callable[[Job, int], list[Job] | None]
+    ) -> Job:
+        """``job``, or its first part when other workers are idle and outnumber the waiting jobs
+        (its other parts go first in the queue, for them). Only idle workers count: a busy one
+        may stay busy longer than the whole job, and a part waiting for it would cost a fork for
+        nothing."""
+        spare = sum(1 for w in self.workers if w is not worker and w.state == "idle") - len(queue)
         if spare < 1:
             return job
         parts = split(job, spare + 1)

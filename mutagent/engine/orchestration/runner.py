@@ -22,6 +22,7 @@ from mutagent.config import EngineConfig
 from mutagent.console import warning
 from mutagent.engine.messages import JobEnd, JobResult, JobSpec, WorkerConfig
 from mutagent.engine.orchestration import sandbox, zygote_trust_check
+from mutagent.engine.orchestration.ahead import NarrowAhead
 from mutagent.engine.orchestration.baseline import (
     Baseline,
     ForkedBaseline,
@@ -144,7 +145,10 @@ class Engine:
         if cached is None and (increment is None or increment.remeasure):
             # the workers start (import, collect) while the mutants are generated; after an edit
             # to function bodies only, the import-time lines are the stored ones (that is what
-            # lets the baseline be partial), so the first worker need not measure its start-up
+            # lets the baseline be partial), so the first worker need not measure its start-up,
+            # and what to preload before forking is known already (``_write_warm_up``)
+            if increment is not None:
+                self._write_warm_up(increment.previous)
             self._ensure_pool(self.config.workers, measure=increment is None)
         mutants = self._generate(store, source)
         self.stats.generated = len(mutants)
@@ -152,6 +156,9 @@ class Engine:
         if self.mutant_filter is not None:
             mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
+        module_of = {f: self.target.module_name(f)[0] for f in self.files}
+        sources = {f: self.files[f] for f in self.target.sources}
+        ahead = NarrowAhead(sources, self.files, module_of, mutants) if mutants else None
         if not mutants and cached is None:
             # Nothing to judge (say, ``--since`` on a change that touches no source line): the
             # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
@@ -169,9 +176,9 @@ class Engine:
             baseline = self._fresh_baseline(increment)
             store.save_baseline(key, baseline.to_json(), basis)
         excluded = self._flaky_policy(baseline)
-        graph = ImportGraph(self.files, {f: self.target.module_name(f)[0] for f in self.files})
+        graph = ImportGraph(self.files, module_of)
         planner = Planner(
-            {f: self.files[f] for f in self.target.sources},
+            sources,
             self.files,
             baseline,
             excluded,
@@ -179,6 +186,7 @@ class Engine:
             self.config.timeout_factor,
             self.config.timeout_constant,
             graph,
+            ahead.narrower_for(baseline.import_lines) if ahead is not None else None,
         )
         plans = [planner.plan(m) for m in mutants]
         fingerprints = {p.mutant.id: p.fingerprint for p in plans}
@@ -470,30 +478,37 @@ class Engine:
 
     def _write_warm_up(self, baseline: Baseline) -> None:
         """Tell the workers what to import before their first fork (read at their first job:
-        they may have started while the baseline, which finds it out, was still running)."""
+        they may have started while the baseline, which finds it out, was still running).
+
+        An incremental run writes it before its workers start, from the previous baseline
+        (``_run_locked``), so that the re-measured tests' children find the SDK loaded as every
+        later child will; the final baseline then only rewrites the zygote's file, which is read
+        when the zygote starts, at the first fresh import, after the baseline."""
         workspace = self._ensure_workspace()
         path = workspace.aux / WARM_FILE
         if path.exists():
+            if json.loads(path.read_text(encoding="utf-8")).get("zygote"):
+                self._zygote_config(workspace, baseline)
             return
         warm = {
             "preload": baseline.preload,
             "models": baseline.models,
-            "zygote": self._zygote_config(workspace),
+            "zygote": self._zygote_config(workspace, baseline),
         }
         partial = path.with_suffix(".partial")
         partial.write_text(json.dumps(warm), encoding="utf-8")
         partial.replace(path)  # a worker never reads half of it
 
-    def _zygote_config(self, workspace: sandbox.Workspace) -> str | None:
+    def _zygote_config(self, workspace: sandbox.Workspace, baseline: Baseline) -> str | None:
         """The zygote's configuration file (``None``: every fresh import starts a new process)."""
-        if not self.config.zygote or self.baseline is None or not self.baseline.preload:
+        if not self.config.zygote or not baseline.preload:
             return None
         path = workspace.aux / "zygote.json"
         path.write_text(
             json.dumps(
                 {
-                    "preload": self.baseline.preload,
-                    "models": self.baseline.models,
+                    "preload": baseline.preload,
+                    "models": baseline.models,
                     "root": str(self.copy_root),
                 }
             ),

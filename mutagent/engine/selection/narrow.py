@@ -65,9 +65,22 @@ class Narrowed:
     lines: dict[str, set[int]] = field(default_factory=dict)  # file -> lines; covering tests selected
     files: set[str] = field(default_factory=set)  # non-source files naming a name: all their tests
     modules: set[str] = field(default_factory=set)  # source files binding a followed name
+    # every placed read in the order the analysis met it: checked against the baseline's
+    # import-time lines only when a mutant is narrowed (``Narrower.narrow``), so that the analysis
+    # itself needs no baseline and can run while the workers start
+    placed: list[tuple[str, frozenset[int]]] = field(default_factory=list)
 
     def add_lines(self, file: str, lines: Iterable[int]) -> None:
         self.lines.setdefault(file, set()).update(lines)
+
+
+@dataclass
+class _Analysis:
+    """The cached analysis of one statement: what it found before it ended, and ``Broad`` if it
+    could not see every reader."""
+
+    found: Narrowed
+    broad: Broad | None = None
 
 
 class Narrower:
@@ -76,6 +89,10 @@ class Narrower:
     ``sources`` are the mutable source files, ``files`` every source and test file, ``module_of``
     their module names, ``import_lines`` the baseline's lines run outside any test (``None``
     when not recorded: then nothing is narrowed).
+
+    The analysis of a statement depends on the texts only (``analyse_ahead`` runs it before the
+    baseline exists); the import-time lines are applied when a mutant is narrowed, in the order
+    the analysis met the reads, so the result and its reason are those of one pass with them.
     """
 
     def __init__(
@@ -93,8 +110,21 @@ class Narrower:
         self._trees: dict[str, ast.Module | None] = {}
         self._scopes: dict[str, FileScopes] = {}
         self._words: dict[str, set[str]] | None = None
-        self._analyses: dict[tuple[str, int], Narrowed | Broad] = {}
+        self._analyses: dict[tuple[str, int], _Analysis] = {}
         self._dynamic_cache: dict[tuple[str, bool], str | None] = {}
+
+    def with_import_lines(self, import_lines: dict[str, list[int]] | None) -> Narrower:
+        """This narrower (its parsed files and analyses, shared) for a baseline's import-time lines."""
+        other = Narrower(self.sources, self.files, self.module_of, import_lines)
+        other._trees, other._scopes, other._analyses = self._trees, self._scopes, self._analyses
+        other._dynamic_cache = self._dynamic_cache
+        other._words = self._words
+        return other
+
+    def analyse_ahead(self, statements: Iterable[tuple[str, int]]) -> None:
+        """Analyse the top-level statements at ``(file, line)`` now (what ``narrow`` will need)."""
+        for file, line in statements:
+            self._analysed(file, line)
 
     def tree(self, file: str) -> ast.Module | None:
         if file not in self._trees:
@@ -123,26 +153,32 @@ class Narrower:
         analysis cannot see them all."""
         if not self.recorded:
             raise Broad("the baseline did not record which lines run at import")
-        found = self._analysed(file, line)
+        analysis = self._analysed(file, line)
+        found = analysis.found
+        for where, lines in found.placed:
+            ran_at_import = lines & self.import_lines.get(where, set())
+            if ran_at_import:
+                raise Broad(f"{where}:{min(ran_at_import)} reads it and ran outside any test (import time)")
+        if analysis.broad is not None:
+            raise analysis.broad
         mutated = ast.parse(mutated_source)
         if bound_names(top_statement(mutated, line), module_bindings(mutated)) != found.names_bound:
             raise Broad("the mutant changes which names the statement binds")
         return found
 
-    def _analysed(self, file: str, line: int) -> Narrowed:
+    def _analysed(self, file: str, line: int) -> _Analysis:
         """The (cached) analysis of the unmutated statement: every mutant of it shares it."""
         key = (file, line)
         if key not in self._analyses:
+            analysis = _Analysis(Narrowed())
             try:
-                self._analyses[key] = self._analyse(file, line)
+                self._analyse(file, line, analysis)
             except Broad as exc:
-                self._analyses[key] = exc
-        found = self._analyses[key]
-        if isinstance(found, Broad):
-            raise found
-        return found
+                analysis.broad = exc
+            self._analyses[key] = analysis
+        return self._analyses[key]
 
-    def _analyse(self, file: str, line: int) -> Narrowed:
+    def _analyse(self, file: str, line: int, analysis: _Analysis) -> None:
         tree = self.tree(file)
         if tree is None:
             raise Broad(f"{file} does not parse")
@@ -151,7 +187,7 @@ class Narrower:
             problem = self._dynamic(other, defining=other == file)
             if problem:
                 raise Broad(f"{other}: {problem}")
-        result = Narrowed(names_bound=frozenset(names))
+        result = analysis.found = Narrowed(names_bound=frozenset(names))
         pending = [(file, name) for name in sorted(names)]
         done: set[tuple[str, str]] = set()
         while pending:
@@ -171,7 +207,6 @@ class Narrower:
             self._reflection(module_file, result)
         if not result.lines and not result.files:
             raise Broad(f"nothing reads {', '.join(sorted(names))}")
-        return result
 
     def _dynamic(self, file: str, defining: bool) -> str | None:
         key = (file, defining)
@@ -189,11 +224,8 @@ class Narrower:
         if kind == "broad":
             raise Broad(place.why)
         if kind == "lines":
-            lines = place.lines
-            ran_at_import = lines & self.import_lines.get(file, set())
-            if ran_at_import:
-                raise Broad(f"{file}:{min(ran_at_import)} reads it and ran outside any test (import time)")
-            result.add_lines(file, lines)
+            result.placed.append((file, frozenset(place.lines)))  # import time: see ``narrow``
+            result.add_lines(file, place.lines)
             return set()
         if kind == "binding":
             tree = self.tree(file)
