@@ -12,16 +12,21 @@ re-measures just the tests that ran the edited function (the closing line says h
 from __future__ import annotations
 
 import ast
+import json
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import agentruns
+import common
 from common import (
+    BenchError,
     Figure,
     Section,
     base_parser,
+    bench_env,
     check,
     console,
     copy_sample_agent,
@@ -30,7 +35,7 @@ from common import (
     print_section,
     scratch,
 )
-from storeinfo import RunInfo, measured_run
+from storeinfo import RunInfo, _baseline_durations, _query, measured_run
 
 from mutagent.model import Mutant
 from mutagent.store import store_path
@@ -103,9 +108,10 @@ def spread_of_functions(
     return chosen
 
 
-def timed_run(target: Path, workers: int, *args: str) -> tuple[RunInfo, float]:
-    """The run and the seconds it spent before its first mutant started (start-up, baseline,
-    generation; the whole run when no mutant ran), from the results it committed."""
+def timed_run(target: Path, workers: int, *args: str) -> tuple[RunInfo, float, set[str]]:
+    """The run, the seconds it spent before its first mutant started (start-up, baseline,
+    generation; the whole run when no mutant ran), from the results it committed, and the ids of
+    the mutants it ran (not reused)."""
     started = time.time()
     info = measured_run(target, workers, *args)
     connection = sqlite3.connect(f"file:{store_path(target)}?mode=ro", uri=True)
@@ -113,12 +119,47 @@ def timed_run(target: Path, workers: int, *args: str) -> tuple[RunInfo, float]:
         rows = connection.execute("SELECT mutant_id, finished FROM results").fetchall()
     finally:
         connection.close()
-    starts = [
-        at - info.data.results[mutant_id].duration
-        for mutant_id, at in rows
-        if at >= started and mutant_id in info.data.results
-    ]
-    return info, (min(starts) - started if starts else info.wall)
+    ran = {mutant_id for mutant_id, at in rows if at >= started and mutant_id in info.data.results}
+    starts = [at - info.data.results[mutant_id].duration for mutant_id, at in rows if mutant_id in ran]
+    return info, (min(starts) - started if starts else info.wall), ran
+
+
+def collection_time(target: Path) -> float:
+    """One ``pytest --collect-only`` of the target: process start to exit (the start-up every
+    run that runs a test pays once, whatever the tool)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only"]
+    result = common.measure(command, cwd=target, env=bench_env())
+    if not result.ok:
+        raise BenchError(f"pytest --collect-only failed in {target}:\n{result.tail()}")
+    return result.wall
+
+
+def tests_running(target: Path, where: str) -> set[str]:
+    """The tests whose stored baseline coverage runs a line of the function ``file:name`` (as
+    edited now): the tests an incremental baseline measures again after editing it."""
+    file, name = where.split(":")
+    source = (target / file).read_text(encoding="utf-8")
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    rows = _query(target, "SELECT data FROM baseline")
+    coverage = json.loads(rows[0][0]).get("coverage", {}).get(file, {}) if rows else {}
+    return {test for line, tests in coverage.items() if int(line) in lines for test in tests}
+
+
+def floor_of(target: Path, where: str, run: RunInfo, ran: set[str], collect: float, workers: int) -> float:
+    """What any tool must spend on this re-run: one pytest start-up with the collection, the
+    re-measured tests once, and the new mutants' tests, both spread over the workers (durations
+    of the control run: each test alone in the harness, no coverage)."""
+    durations = {t.nodeid: t.duration for t in run.data.tests}
+    _, forked = _baseline_durations(target)
+    durations.update(forked)
+    remeasured = sum(durations.get(t, 0.0) for t in tests_running(target, where))
+    mutant_tests = sum(
+        durations.get(t, 0.0) for mutant_id in ran for t in run.data.results[mutant_id].tests_run
+    )
+    return collect + (remeasured + mutant_tests) / workers
 
 
 @dataclass
@@ -127,6 +168,7 @@ class Edit:
     tests: int  # tests that run it (covering tests of its widest mutant)
     run: RunInfo  # the re-run after the edit
     before_first_mutant: float
+    floor: float  # collection + (re-measured tests + new mutants' tests) ÷ workers (``floor_of``)
 
 
 @dataclass
@@ -135,21 +177,24 @@ class Round:
     first_before: float
     same: RunInfo
     edits: list[Edit]
+    collect: float  # one pytest --collect-only of the copy, measured in the same round
 
 
 def one_round(workers: int) -> Round:
     with scratch("incremental") as parent:
         target = copy_sample_agent(parent)
         args = ("--operators", agentruns.operators())
-        first, first_before = timed_run(target, workers, *args)
+        collect = collection_time(target)
+        first, first_before, _ = timed_run(target, workers, *args)
         same = measured_run(target, workers, *args)
         edits = []
         for mutant in spread_of_functions(first, target):
             tests = len(first.data.result_of(mutant).covered_by)
             where = f"{mutant.file}:{edit_function(target, mutant)}"
-            run, before = timed_run(target, workers, *args)
-            edits.append(Edit(where, tests, run, before))
-        return Round(first, first_before, same, edits)
+            run, before, ran = timed_run(target, workers, *args)
+            floor = floor_of(target, where, run, ran, collect, workers)
+            edits.append(Edit(where, tests, run, before, floor))
+        return Round(first, first_before, same, edits, collect)
 
 
 def remeasured(info: RunInfo) -> str:
@@ -176,6 +221,8 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
     widest = [max(r.edits, key=lambda e: e.tests).run.wall / r.first.wall for r in rounds]
     narrowest = [min(r.edits, key=lambda e: e.tests).run.wall / r.first.wall for r in rounds]
     before = [median([e.before_first_mutant / r.first_before for e in r.edits]) for r in rounds]
+    floor = [median([e.floor / r.first.wall for e in r.edits]) for r in rounds]
+    over_floor = [median([e.run.wall / e.floor for e in r.edits]) for r in rounds]
     section.figures += [
         Figure("no-change re-run ÷ first run", same, "%", "< 10 %", check(median(same), at_most=0.1)),
         Figure(
@@ -189,6 +236,9 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
         Figure("edit of the function the most tests run ÷ first run", widest, "%"),
         Figure("edit of the function the fewest tests run ÷ first run", narrowest, "%"),
         Figure("one-function edit: time before the first mutant ÷ first run's (median)", before, "%"),
+        Figure("one-function edit: the floor ÷ first run (median over the spread)", floor, "%"),
+        Figure("one-function edit: re-run wall ÷ its floor (median over the spread)", over_floor, "x"),
+        Figure("pytest --collect-only of the copy (the floor's start-up)", [r.collect for r in rounds], "s"),
         Figure("first run wall", [r.first.wall for r in rounds], "s"),
         Figure("no-change re-run wall", [r.same.wall for r in rounds], "s"),
     ]
@@ -205,11 +255,25 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
                     f"{e.ran} run / {e.reused} reused",
                     fmt(e.wall, "s"),
                     f"{e.wall / r.first.wall:.1%}",
+                    fmt(edit.floor, "s"),
+                    f"{edit.floor / r.first.wall:.1%}",
+                    f"{e.wall / edit.floor:.2f}×",
                 ]
             )
     section.add_table(
         "edits (first run, then each edit in turn on the same copy)",
-        ["round", "edited function", "tests running it", "baseline", "mutants", "re-run wall", "÷ first run"],
+        [
+            "round",
+            "edited function",
+            "tests running it",
+            "baseline",
+            "mutants",
+            "re-run wall",
+            "÷ first run",
+            "floor",
+            "floor ÷ first run",
+            "wall ÷ floor",
+        ],
         rows,
     )
     section.notes.append(
@@ -221,6 +285,15 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
         "CPU of the whole process tree) of runs on the same copy, one right after the other. Every "
         "re-run pays one pytest start-up with the suite's collection (about 2.9 s for the sample "
         "agent, section 8) before its first mutant: the floor of a re-run that must run tests."
+    )
+    section.notes.append(
+        "The floor of a re-run (`floor_of`) is what any tool would spend on it: one `pytest "
+        "--collect-only` of the copy (measured in the same round, process start to exit), plus "
+        "the tests that run the edited function (the ones the baseline measures again) once, plus "
+        "the tests the re-run mutants ran, both summed from the control run's durations (each test "
+        "alone in the harness, no coverage) and divided by the workers. mutagent runs each "
+        "re-measured test twice (a measured batch, then alone: the control run), so its own floor "
+        "is higher by those tests' time ÷ workers."
     )
     return section
 
