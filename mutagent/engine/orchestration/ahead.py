@@ -1,25 +1,34 @@
-"""Planning work that needs no baseline, done while the workers start and the baseline runs.
+"""Work that needs no baseline, done in a thread while the workers start and the baseline runs.
 
-The narrow selection of a module-level mutant (``selection/narrow``) analyses the scopes of the
-files with libcst: about a tenth of a second per file on the sample agent, a good part of
-``Planner.plan`` for every mutant. It reads the sources and test files only, never the baseline
-(its import-time lines are applied when a mutant is narrowed), so it runs in a thread from the
-moment the mutants are generated: the engine process itself mostly waits for its workers then
-(in ``select``, which releases the GIL), and the plans no longer wait for it after the baseline.
+Two jobs of the engine process need the sources only, never the baseline, yet used to sit on the
+critical path after it:
 
-A thread, not a process: the analysis fills the narrower's caches the planner then reads, and
-it is pure (texts in, findings out). An analysis that raises is left to the planner, which
-meets the same error where it always did.
+* **generating the mutants** (libcst: importing it, parsing, every operator's matchers): on a
+  small target this takes longer than the workers' start-up, and the baseline used to wait for it;
+* **the narrow selection of module-level mutants** (``selection/narrow``): a libcst scope analysis
+  of the files, about a tenth of a second per file on the sample agent, which ``Planner.plan`` used
+  to run after the baseline. Its import-time lines are applied when a mutant is narrowed, so the
+  analysis itself runs before they are known.
+
+Both run in one daemon thread (``Ahead``) while the engine's main thread drives the baseline,
+where it mostly waits in ``select`` (which releases the GIL). A thread, not a process: the results
+are Python objects the planner reads, and the work is pure (texts in, findings out; the store and
+the console stay in the main thread). An error in the thread is raised where the result is taken,
+as it would have been raised in line; an analysis that fails is left to the planner, which meets
+the same error where it always did.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
 from mutagent.engine.selection.analysis import SourceMap, locate
 from mutagent.engine.selection.narrow import Narrower
 from mutagent.model import Mutant
+
+T = TypeVar("T")
 
 
 def module_level_statements(sources: dict[str, str], mutants: Iterable[Mutant]) -> list[tuple[str, int]]:
@@ -39,26 +48,49 @@ def module_level_statements(sources: dict[str, str], mutants: Iterable[Mutant]) 
     return list(found)
 
 
-class NarrowAhead:
-    """The narrow analysis of a run's module-level mutants, started in a thread at once."""
+class Ahead(Generic[T]):
+    """``work()`` running in a daemon thread from now on; ``result`` waits for it (and raises
+    what it raised)."""
 
-    def __init__(
-        self, sources: dict[str, str], files: dict[str, str], module_of: dict[str, str], mutants: list[Mutant]
-    ) -> None:
-        self.narrower = Narrower(sources, files, module_of, None)
-        self._thread = threading.Thread(
-            target=self._analyse, args=(sources, mutants), name="mutagent-narrow-ahead", daemon=True
-        )
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="mutagent-ahead", daemon=True)
         self._thread.start()
 
-    def _analyse(self, sources: dict[str, str], mutants: list[Mutant]) -> None:
-        for statement in module_level_statements(sources, mutants):
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread by ``result``
+            self._error = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+class NarrowAhead:
+    """The narrow analysis of a run's module-level mutants, made before the baseline exists."""
+
+    def __init__(self, sources: dict[str, str], files: dict[str, str], module_of: dict[str, str]) -> None:
+        self.sources = sources
+        self.narrower = Narrower(sources, files, module_of, None)
+
+    def analyse(self, mutants: list[Mutant]) -> None:
+        """Analyse the statement of every module-level mutant (run in an ``Ahead`` thread)."""
+        for statement in module_level_statements(self.sources, mutants):
             try:
                 self.narrower.analyse_ahead([statement])
             except Exception:  # noqa: BLE001, S112 - not cached: the planner redoes it and reports it
                 continue
 
-    def narrower_for(self, import_lines: dict[str, list[int]] | None) -> Narrower:
-        """The analysed narrower for the baseline's import-time lines (waits for the thread)."""
-        self._thread.join()
+    def narrower_for(
+        self, import_lines: dict[str, list[int]] | None, running: Ahead[None] | None
+    ) -> Narrower:
+        """The analysed narrower for the baseline's import-time lines (once ``running`` is done)."""
+        if running is not None:
+            running.result()
         return self.narrower.with_import_lines(import_lines)
