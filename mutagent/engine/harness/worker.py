@@ -143,6 +143,9 @@ class Worker:
                 return
             job_id, job = message
             warmed = self._warm_up() if not self.warm_file_read else None
+            if job.measure_baseline and self.coverage is None:  # an incremental baseline's worker
+                self.coverage = probe.idle_coverage(dict(self.config.targets))
+                self._discard_standby()  # forked without it
             result = self.handle(job_id, job)
             if result.baseline is not None:
                 self._learn(result.baseline)
