@@ -35,9 +35,9 @@ from common import (
     print_section,
     scratch,
 )
-from storeinfo import RunInfo, _baseline_durations, _query, measured_run
+from storeinfo import RunInfo, _query, measured_run
 
-from mutagent.model import Mutant
+from mutagent.model import Mutant, Status
 from mutagent.store import store_path
 
 
@@ -150,15 +150,19 @@ def tests_running(target: Path, where: str) -> set[str]:
 
 def floor_of(target: Path, where: str, run: RunInfo, ran: set[str], collect: float, workers: int) -> float:
     """What any tool must spend on this re-run: one pytest start-up with the collection, the
-    re-measured tests once, and the new mutants' tests, both spread over the workers (durations
-    of the control run: each test alone in the harness, no coverage)."""
-    durations = {t.nodeid: t.duration for t in run.data.tests}
-    _, forked = _baseline_durations(target)
-    durations.update(forked)
+    re-measured tests once, and what the re-run mutants' verdicts prove had to run (``floor.py``'s
+    rule: every covering test of a survivor, the cheapest covering test of a detected mutant),
+    both spread over the workers, with the baseline's per-test durations."""
+    durations = run.plain_durations
     remeasured = sum(durations.get(t, 0.0) for t in tests_running(target, where))
-    mutant_tests = sum(
-        durations.get(t, 0.0) for mutant_id in ran for t in run.data.results[mutant_id].tests_run
-    )
+    mutant_tests = 0.0
+    for mutant_id in ran:
+        result = run.data.results[mutant_id]
+        covering = [durations.get(t, 0.0) for t in result.covered_by]
+        if result.status is Status.SURVIVED:
+            mutant_tests += sum(covering)
+        elif result.status in (Status.KILLED, Status.TIMEOUT):
+            mutant_tests += min(covering, default=0.0)
     return collect + (remeasured + mutant_tests) / workers
 
 
@@ -290,10 +294,11 @@ def measure(repeat: int, workers: int, quick: bool) -> Section:
         "The floor of a re-run (`floor_of`) is what any tool would spend on it: one `pytest "
         "--collect-only` of the copy (measured in the same round, process start to exit), plus "
         "the tests that run the edited function (the ones the baseline measures again) once, plus "
-        "the tests the re-run mutants ran, both summed from the control run's durations (each test "
-        "alone in the harness, no coverage) and divided by the workers. mutagent runs each "
-        "re-measured test twice (a measured batch, then alone: the control run), so its own floor "
-        "is higher by those tests' time ÷ workers."
+        "what the re-run mutants' verdicts prove had to run (the floor's rule of section 1: every "
+        "covering test of a survivor, the cheapest covering test of a detected mutant), with the "
+        "baseline's per-test durations, divided by the workers. mutagent runs each re-measured "
+        "test twice (a measured batch, then alone: the control run) and, in the full kill matrix, "
+        "every covering test of a detected mutant, so its own floor is higher."
     )
     return section
 

@@ -405,7 +405,7 @@ class Engine:
             ready = self._ready_workers(known)
             if ready is None or ready[0] != previous.order:
                 return None
-            measured = self._measure(ready[0], ready[1], only=increment.remeasure)
+            measured = self._measure(ready[0], ready[1], only=increment.remeasure, expected=previous.duration)
             if measured is None:
                 return None
             measured.faults = collect_fault_log(log, measured.order)
@@ -447,9 +447,15 @@ class Engine:
         return self._measure(*ready)
 
     def _measure(
-        self, collected: list[str], imports: dict[str, object], only: list[str] | None = None
+        self,
+        collected: list[str],
+        imports: dict[str, object],
+        only: list[str] | None = None,
+        expected: Callable[[str], float] | None = None,
     ) -> Baseline | None:
-        """``only`` (default: every collected test) in measured batches, then each alone."""
+        """``only`` (default: every collected test) in measured batches, then each alone (the
+        longest first when ``expected`` durations are known: a slow test left for last would
+        keep one worker busy while the others wait)."""
         pool = self._ensure_pool(self.config.workers, measure=True)
         collected = collected if only is None else only
         measured = ForkedBaseline(collected, imports)
@@ -462,7 +468,8 @@ class Engine:
         # then every test alone (the control run), when the workers have warmed up.
         size = max(1, -(-len(collected) // (BASELINE_BATCHES_PER_WORKER * pool.size)))
         jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
-        jobs += [job("control", [nodeid]) for nodeid in collected]
+        alone = collected if expected is None else sorted(collected, key=lambda t: -expected(t))
+        jobs += [job("control", [nodeid]) for nodeid in alone]
 
         def on_result(job: Job, result: JobResult) -> None:
             kind, tests = job.data
