@@ -671,7 +671,9 @@ class Engine:
                 return None
             plan: Plan = job.data
             assert self.baseline is not None
-            cuts = partition(job.spec.tests, self.baseline.duration, ways)
+            # two parts per worker: a mutant changes how long its tests take, so equal baseline
+            # shares are not equal shares; the worker done first takes the parts left
+            cuts = partition(job.spec.tests, self.baseline.duration, 2 * ways)
             if len(cuts) < 2:
                 return None
             factor, constant = self.config.timeout_factor, self.config.timeout_constant
