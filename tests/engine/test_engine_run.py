@@ -78,6 +78,24 @@ TARGET = {
             return x * factor
 
 
+        def widen(x, by=41):
+            return x + by
+
+
+        def frozen_defaults(fn):
+            values = fn.__defaults__  # read once, when it decorates: a later swap cannot reach it
+
+            def call(x):
+                return fn(x, *values)
+
+            return call
+
+
+        @frozen_defaults
+        def shift(x, by=17):
+            return x + by
+
+
         def unused():
             return 1
 
@@ -124,7 +142,7 @@ TARGET = {
     """,
     "tests/test_core.py": """
         from shop.core import (RETRIES, add, doubled_in_thread, fetch_local, label, make_counter, ping,
-                               quit_code, scale, spin, status)
+                               quit_code, scale, shift, spin, status, widen)
 
 
         def test_add():
@@ -179,6 +197,14 @@ TARGET = {
 
         def test_scale():
             assert scale(3) == 6
+
+
+        def test_widen():
+            assert widen(1) == 42
+
+
+        def test_shift():
+            assert shift(1) == 18
     """,
     "tests/test_env.py": """
         import os
@@ -218,7 +244,9 @@ MUTANTS = {
     "closure": HandMutant(CORE, "count += 1", "count += 2"),
     "method": HandMutant(CORE, 'f"{self.greeting} {name}"', 'f"{self.greeting}"'),
     "class_body": HandMutant(CORE, 'greeting = "hello"', 'greeting = "bye"'),
-    "default_arg": HandMutant(CORE, "factor=2", "factor=3"),
+    "default_arg": HandMutant(CORE, "factor=2", "factor=3"),  # the whole parameter, not its value
+    "default_value": HandMutant(CORE, "41", "40"),
+    "decorated_default": HandMutant(CORE, "17", "16"),
     "sys_exit": HandMutant(CORE, 'return "ok"', "return sys.exit(1)"),
     "keyboard": HandMutant(CORE, 'return "label"', "raise KeyboardInterrupt"),
     "network": HandMutant(
@@ -320,6 +348,7 @@ def test_lines_run_in_a_thread_count_as_covered(outcome: Outcome) -> None:
         ("module_level", "tests/test_core.py::test_retries"),
         ("class_body", "tests/test_core.py::test_greet"),
         ("default_arg", "tests/test_core.py::test_scale"),
+        ("decorated_default", "tests/test_core.py::test_shift"),
     ],
 )
 def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, name: str, killer: str) -> None:
@@ -327,6 +356,13 @@ def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, nam
     assert result.status is Status.KILLED, result
     assert killer in result.killed_by
     assert "fresh import" in (result.status_reason or "")
+
+
+def test_a_default_value_is_swapped_in_place_without_a_fresh_import(outcome: Outcome) -> None:
+    result = outcome.result("default_value")
+    assert result.status is Status.KILLED, result
+    assert result.killed_by == ["tests/test_core.py::test_widen"]
+    assert "fresh import" not in (result.status_reason or "")
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,33 @@ def apply_swaps(index: dict[CodeKey, list[types.FunctionType]], swaps: Sequence[
     return changed
 
 
+def apply_defaults(
+    index: dict[CodeKey, list[types.FunctionType]],
+    key: CodeKey,
+    positional: dict[int, Any],
+    keyword: dict[str, Any],
+) -> int:
+    """Give every live function at ``key`` the mutated default values (``selection/defaults.py``);
+    the other defaults keep their objects. Returns how many functions changed."""
+    changed = 0
+    for function in index.get(key, ()):
+        if positional:
+            values = list(function.__defaults__ or ())
+            for position, value in positional.items():
+                values[position] = value
+            function.__defaults__ = tuple(values)
+        if keyword:
+            function.__kwdefaults__ = {**(function.__kwdefaults__ or {}), **keyword}
+        changed += 1
+    return changed
+
+
+def defaults_fit(function: types.FunctionType, positional: dict[int, Any], keyword: dict[str, Any]) -> bool:
+    """Whether the live ``function`` has the defaults a swap replaces (same signature shape)."""
+    count = len(function.__defaults__ or ())
+    return all(0 <= i < count for i in positional) and set(keyword) <= set(function.__kwdefaults__ or {})
+
+
 def run_child(
     out_fd: int,
     close_fds: Sequence[int],

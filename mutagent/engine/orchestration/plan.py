@@ -8,15 +8,17 @@ extracts the code objects a warm worker will swap in.
 
 from __future__ import annotations
 
+import ast
 import marshal
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 
-from mutagent.engine.messages import CodeSwap, FreshImportSource, JobSpec
+from mutagent.engine.messages import CodeSwap, DefaultsSwap, FreshImportSource, JobSpec
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
+from mutagent.engine.selection.defaults import DefaultsChange, defaults_change, import_time_names
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
 from mutagent.engine.selection.narrow import Broad, Narrower
@@ -90,6 +92,7 @@ class Planner:
         self._original_code: dict[tuple[str, str], CodeType] = {}
         self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
         self._breadth: dict[str, int] | None = None
+        self._names_at_import: dict[str, set[str]] | None = None
 
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
@@ -183,6 +186,17 @@ class Planner:
             self.baseline.duration(nodeid), self.baseline.cpu(nodeid), self.factor, self.constant
         )
 
+    def _import_time_names(self) -> dict[str, set[str]]:
+        """``defaults.import_time_names`` of every source and test file, computed once."""
+        if self._names_at_import is None:
+            self._names_at_import = {}
+            for file, text in self.files.items():
+                try:
+                    self._names_at_import[file] = import_time_names(ast.parse(text))
+                except (SyntaxError, ValueError):
+                    self._names_at_import[file] = set()
+        return self._names_at_import
+
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))
         if key not in self._original_code:
@@ -196,8 +210,20 @@ class Planner:
         path = copy_root / mutant.file
         mutated_source = mutant.mutated_source(self.sources[mutant.file])
         swap: list[CodeSwap] | None = None
+        defaults: tuple[DefaultsSwap, ...] = ()
         reason = "runs at import time (module level, class body or a top-level def header)"
-        if plan.locus.levels:
+        if not plan.locus.levels and not plan.locus.file_wide:  # a def header run at import time
+            change = defaults_change(
+                self.source_map(mutant.file), mutant.location, mutated_source, self._import_time_names
+            )
+            if isinstance(change, DefaultsChange):
+                swap = []
+                defaults = (
+                    DefaultsSwap((mutant.file, change.name, change.firstlineno), change.values_wire()),
+                )
+            else:
+                reason = f"{reason}: {change}"
+        elif plan.locus.levels:
             mutated = compile(mutated_source, str(path), "exec", dont_inherit=True)
             original = self._original(mutant.file, path)
             swap = []
@@ -213,6 +239,7 @@ class Planner:
             fast=self.fast,
             budgets={t: self.test_budget(t) for t in plan.covering},
             swap=None if swap is None else tuple(swap),
+            defaults=defaults,
             fresh_import=FreshImportSource(module, str(path), mutated_source),
             fresh_import_timeout=plan.timeout + fresh_import_allowance,
             fresh_import_reason=reason,
