@@ -29,6 +29,7 @@ TARGET = {
         import threading
 
         RETRIES = 3
+        SEPARATOR = "-"
 
 
         def add(a, b):
@@ -76,6 +77,10 @@ TARGET = {
 
         def scale(x, factor=2):
             return x * factor
+
+
+        def joined(a, b):
+            return f"{a}{SEPARATOR}{b}"
 
 
         def widen(x, by=41):
@@ -142,7 +147,7 @@ TARGET = {
     """,
     "tests/test_core.py": """
         from shop.core import (RETRIES, add, doubled_in_thread, fetch_local, label, make_counter, ping,
-                               quit_code, scale, shift, spin, status, widen)
+                               joined, quit_code, scale, shift, spin, status, widen)
 
 
         def test_add():
@@ -199,6 +204,10 @@ TARGET = {
             assert scale(3) == 6
 
 
+        def test_joined():
+            assert joined("a", "b") == "a-b"
+
+
         def test_widen():
             assert widen(1) == 42
 
@@ -247,6 +256,9 @@ MUTANTS = {
     "default_arg": HandMutant(CORE, "factor=2", "factor=3"),  # the whole parameter, not its value
     "default_value": HandMutant(CORE, "41", "40"),
     "decorated_default": HandMutant(CORE, "17", "16"),
+    "module_value": HandMutant(CORE, '"-"', '"+"'),  # read at call time only
+    "class_value": HandMutant(CORE, '"hello"', '"bye"'),  # self.greeting, read at call time
+    "copied_value": HandMutant(CORE, "3", "4"),  # RETRIES: the tests import a copy of it
     "sys_exit": HandMutant(CORE, 'return "ok"', "return sys.exit(1)"),
     "keyboard": HandMutant(CORE, 'return "label"', "raise KeyboardInterrupt"),
     "network": HandMutant(
@@ -349,6 +361,7 @@ def test_lines_run_in_a_thread_count_as_covered(outcome: Outcome) -> None:
         ("class_body", "tests/test_core.py::test_greet"),
         ("default_arg", "tests/test_core.py::test_scale"),
         ("decorated_default", "tests/test_core.py::test_shift"),
+        ("copied_value", "tests/test_core.py::test_retries"),
     ],
 )
 def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, name: str, killer: str) -> None:
@@ -358,10 +371,20 @@ def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, nam
     assert "fresh import" in (result.status_reason or "")
 
 
-def test_a_default_value_is_swapped_in_place_without_a_fresh_import(outcome: Outcome) -> None:
-    result = outcome.result("default_value")
+@pytest.mark.parametrize(
+    "name, killer",
+    [
+        ("default_value", "tests/test_core.py::test_widen"),
+        ("module_value", "tests/test_core.py::test_joined"),
+        ("class_value", "tests/test_core.py::test_greet"),
+    ],
+)
+def test_an_import_time_value_read_at_call_time_is_swapped_in_place(
+    outcome: Outcome, name: str, killer: str
+) -> None:
+    result = outcome.result(name)
     assert result.status is Status.KILLED, result
-    assert result.killed_by == ["tests/test_core.py::test_widen"]
+    assert killer in result.killed_by
     assert "fresh import" not in (result.status_reason or "")
 
 

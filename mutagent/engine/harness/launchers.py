@@ -93,7 +93,8 @@ def choose_launcher(
     """
     swaps, why = _swaps_of(job, index)
     if swaps is not None:
-        return CodeSwapLauncher(fork, swaps), (Mode.SWAP if swaps or job.defaults else Mode.PLAIN), ""
+        changed = swaps or job.defaults or job.values
+        return CodeSwapLauncher(fork, swaps), (Mode.SWAP if changed else Mode.PLAIN), ""
     wants_zygote = job.launcher in (None, Launcher.ZYGOTE)
     booted = fresh_imports.ensure_zygote() if wants_zygote else 0.0
     control = job.fresh_import is not None and job.fresh_import.control
@@ -123,4 +124,14 @@ def _swaps_of(job: JobSpec, index: Mapping[Any, list[Any]]) -> tuple[Swaps | Non
             return None, f"{change.key[1]} is not loaded after collection"
         if not all(child.defaults_fit(function, *change.decoded()) for function in live):
             return None, f"the live {change.key[1]} has other defaults than its source"
+    for value in job.values:
+        target = child.live_owner(value.module, value.path, value.owner)
+        if isinstance(target, str):
+            return None, target
+        if value.name not in vars(target):
+            return None, f"{value.name} is not bound in the live {value.owner or value.module}"
+        try:
+            child.swapped_value(value.module, value.expression)  # pure: evaluating it here is harmless
+        except Exception as exc:  # noqa: BLE001 - whatever it raises, a fresh import applies it
+            return None, f"the mutated value of {value.name} does not evaluate: {type(exc).__name__}"
     return swaps, ""

@@ -267,6 +267,7 @@ class Worker:
             measure=job.measure_baseline,
             temp_root=temp_root,
             defaults=tuple((d.key, d.values) for d in job.defaults),
+            values=tuple(v.as_order() for v in job.values),
         ).to_wire()
         child = self._take_standby()
         try:
@@ -319,6 +320,7 @@ class Worker:
             child_mod.apply_swaps(self.index, swaps)
             for swap in defaults:
                 child_mod.apply_defaults(self.index, swap.key, *swap.decoded())
+            child_mod.apply_values(order.values)
 
         child_mod.run_child(
             out_fd,

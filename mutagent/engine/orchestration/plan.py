@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 
-from mutagent.engine.messages import CodeSwap, DefaultsSwap, FreshImportSource, JobSpec
+from mutagent.engine.messages import CodeSwap, DefaultsSwap, FreshImportSource, JobSpec, ValueSwap
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
 from mutagent.engine.selection.defaults import DefaultsChange, defaults_change, import_time_names
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
+from mutagent.engine.selection.module_values import ValueChange, value_change
 from mutagent.engine.selection.narrow import Broad, Narrower
 from mutagent.engine.verdict import FORK_ALLOWANCE, cpu_budget, time_limit
 from mutagent.model import Mutant, Status
@@ -211,6 +212,7 @@ class Planner:
         mutated_source = mutant.mutated_source(self.sources[mutant.file])
         swap: list[CodeSwap] | None = None
         defaults: tuple[DefaultsSwap, ...] = ()
+        values: tuple[ValueSwap, ...] = ()
         reason = "runs at import time (module level, class body or a top-level def header)"
         if not plan.locus.levels and not plan.locus.file_wide:  # a def header run at import time
             change = defaults_change(
@@ -223,7 +225,22 @@ class Planner:
                 )
             else:
                 reason = f"{reason}: {change}"
-        elif plan.locus.levels:
+        elif not plan.locus.levels:  # module level or a class body
+            value = value_change(
+                mutant.file,
+                self.source_map(mutant.file),
+                mutant.location,
+                mutated_source,
+                self.files,
+                self.sources,
+                self.baseline.import_lines,
+            )
+            if isinstance(value, ValueChange):
+                swap = []
+                values = (ValueSwap(module, str(path), value.owner, value.name, value.expression),)
+            else:
+                reason = f"{reason}: {value}"
+        else:
             mutated = compile(mutated_source, str(path), "exec", dont_inherit=True)
             original = self._original(mutant.file, path)
             swap = []
@@ -240,6 +257,7 @@ class Planner:
             budgets={t: self.test_budget(t) for t in plan.covering},
             swap=None if swap is None else tuple(swap),
             defaults=defaults,
+            values=values,
             fresh_import=FreshImportSource(module, str(path), mutated_source),
             fresh_import_timeout=plan.timeout + fresh_import_allowance,
             fresh_import_reason=reason,
