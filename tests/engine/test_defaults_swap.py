@@ -12,12 +12,17 @@ import pytest
 from mutagent.engine.harness.child import apply_defaults, defaults_fit
 from mutagent.engine.messages import DefaultsSwap, JobSpec
 from mutagent.engine.selection.analysis import SourceMap
-from mutagent.engine.selection.defaults import DefaultsChange, defaults_change, import_time_names
+from mutagent.engine.selection.defaults import DefaultsChange, defaults_change
+from mutagent.engine.selection.names import import_time_nodes
 from mutagent.model import Location
 
 
 def _change(
-    source: str, before: str, after: str, others: dict[str, str] | None = None
+    source: str,
+    before: str,
+    after: str,
+    others: dict[str, str] | None = None,
+    ran: dict[str, list[int]] | None = None,
 ) -> DefaultsChange | str:
     """The verdict on the mutant replacing ``before`` by ``after`` (``before`` is ``name=value``:
     the mutant's location is the value, the expression an operator replaces)."""
@@ -34,12 +39,18 @@ def _change(
     location = Location(line, col, line, col + len(before))
     mutated = source[:offset] + after + source[offset + len(before) :]
     files = {"pkg/mod.py": source, **{f: textwrap.dedent(t) for f, t in (others or {}).items()}}
-    return defaults_change(
-        SourceMap(source),
-        location,
-        mutated,
-        lambda: {f: import_time_names(ast.parse(t)) for f, t in files.items()},
-    )
+    sources = {f: t for f, t in files.items() if not f.startswith("tests/")}
+    lines = ran if ran is not None else _ran_at_import(sources)
+    return defaults_change(SourceMap(source), location, mutated, files, sources, lines)
+
+
+def _ran_at_import(sources: dict[str, str]) -> dict[str, list[int]]:
+    """What a baseline records for these snippets: the lines of the statements run at import
+    (every statement outside function bodies; no function is called at import here)."""
+    return {
+        f: sorted({n.lineno for n in import_time_nodes(ast.parse(t)) if isinstance(n, ast.stmt)})
+        for f, t in sources.items()
+    }
 
 
 SWAPPED = [
@@ -100,7 +111,7 @@ KEPT = [
         "def f(x=1):\n    return x\nROUTES = [f]\n",
         "x=1",
         "x=2",
-        "used at import time in pkg/mod.py",
+        "pkg/mod.py:3 reads it and ran at import time",
         id="the function is named at import time",
     ),
     pytest.param(
@@ -138,7 +149,7 @@ def test_what_may_have_kept_the_old_value_stays_a_fresh_import(
 def test_a_function_registered_at_import_time_in_another_file_stays_a_fresh_import() -> None:
     others = {"pkg/app.py": "from pkg.mod import handler\nrouter.add_api_route('/', handler)\n"}
     verdict = _change("def handler(q=1):\n    return q\n", "q=1", "q=2", others)
-    assert verdict == "handler is used at import time in pkg/app.py"
+    assert verdict == "pkg/app.py:2 reads it and ran at import time"
     used_in_a_body = {"pkg/app.py": "from pkg.mod import handler\ndef run():\n    return handler()\n"}
     verdict = _change("def handler(q=1):\n    return q\n", "q=1", "q=2", used_in_a_body)
     assert isinstance(verdict, DefaultsChange)
@@ -161,3 +172,25 @@ def test_the_child_swaps_only_the_changed_values_and_keeps_the_other_objects() -
     assert apply_defaults({key: [clone]}, key, *swap.decoded()) == 1
     assert clone(1) == (3.0, "y", marker)
     assert not defaults_fit(clone, {5: 1}, {}) and not defaults_fit(clone, {}, {"nope": 1})
+
+
+def test_a_function_called_at_import_time_used_the_old_default() -> None:
+    source = (
+        "def backoff(attempt, base=0.5):\n    return base * attempt\n"
+        "def make():\n    return backoff(2)\nDELAY = make()\n"
+    )
+    called = _change(source, "base=0.5", "base=1.5", ran={"pkg/mod.py": [1, 3, 4, 5]})
+    assert called == "pkg/mod.py:4 reads it and ran at import time"
+    not_called = _change(source, "base=0.5", "base=1.5", ran={"pkg/mod.py": [1, 3, 5]})
+    assert isinstance(not_called, DefaultsChange)  # make() ran in a test only: nothing kept 0.5
+
+
+def test_a_test_module_that_calls_it_at_collection_keeps_the_fresh_import() -> None:
+    collection = {
+        "tests/test_b.py": "import pytest\nfrom pkg.mod import backoff\n"
+        "@pytest.mark.parametrize('d', [backoff(1)])\ndef test_d(d):\n    assert d\n"
+    }
+    verdict = _change(
+        "def backoff(attempt, base=0.5):\n    return base * attempt\n", "base=0.5", "base=1.5", collection
+    )
+    assert verdict == "tests/test_b.py:3 reads it at import time"

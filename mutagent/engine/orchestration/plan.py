@@ -8,7 +8,6 @@ extracts the code objects a warm worker will swap in.
 
 from __future__ import annotations
 
-import ast
 import marshal
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from types import CodeType
 from mutagent.engine.messages import CodeSwap, DefaultsSwap, FreshImportSource, JobSpec, ValueSwap
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
-from mutagent.engine.selection.defaults import DefaultsChange, defaults_change, import_time_names
+from mutagent.engine.selection.defaults import DefaultsChange, defaults_change
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
 from mutagent.engine.selection.module_values import ValueChange, value_change
@@ -93,7 +92,6 @@ class Planner:
         self._original_code: dict[tuple[str, str], CodeType] = {}
         self.narrower = Narrower(sources, files, graph.module_of, baseline.import_lines)
         self._breadth: dict[str, int] | None = None
-        self._names_at_import: dict[str, set[str]] | None = None
 
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
@@ -187,17 +185,6 @@ class Planner:
             self.baseline.duration(nodeid), self.baseline.cpu(nodeid), self.factor, self.constant
         )
 
-    def _import_time_names(self) -> dict[str, set[str]]:
-        """``defaults.import_time_names`` of every source and test file, computed once."""
-        if self._names_at_import is None:
-            self._names_at_import = {}
-            for file, text in self.files.items():
-                try:
-                    self._names_at_import[file] = import_time_names(ast.parse(text))
-                except (SyntaxError, ValueError):
-                    self._names_at_import[file] = set()
-        return self._names_at_import
-
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))
         if key not in self._original_code:
@@ -216,7 +203,12 @@ class Planner:
         reason = "runs at import time (module level, class body or a top-level def header)"
         if not plan.locus.levels and not plan.locus.file_wide:  # a def header run at import time
             change = defaults_change(
-                self.source_map(mutant.file), mutant.location, mutated_source, self._import_time_names
+                self.source_map(mutant.file),
+                mutant.location,
+                mutated_source,
+                self.files,
+                self.sources,
+                self.baseline.import_lines,
             )
             if isinstance(change, DefaultsChange):
                 swap = []

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import ast
 import marshal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mutagent.engine.selection.analysis import FUNCTIONS, SourceMap, first_line
+from mutagent.engine.selection.import_reads import read_at_import
+from mutagent.engine.selection.names import import_time_nodes
 from mutagent.model import Location
 
 TRANSPARENT_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod"})
@@ -56,27 +58,19 @@ class DefaultsChange:
         return marshal.dumps((list(map(list, self.positional)), list(map(list, self.keyword))))
 
 
-def import_time_names(tree: ast.Module) -> set[str]:
-    """Every name and attribute a module uses outside function bodies (what runs at import)."""
-    names: set[str] = set()
-    for node in _outside_functions(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-    return names
-
-
 def defaults_change(
     smap: SourceMap,
     location: Location,
     mutated_source: str,
-    names_used_at_import: Callable[[], Mapping[str, set[str]]],
+    files: Mapping[str, str],
+    sources: Mapping[str, str],
+    import_lines: Mapping[str, list[int]] | None,
 ) -> DefaultsChange | str:
     """The change a default-value mutant at ``location`` makes, or why it needs a fresh import.
-
-    ``names_used_at_import`` gives, per file of the target and its tests, ``import_time_names``
-    (called only for a mutant that passes every other check: parsing every file costs)."""
+    ``files`` are every source and test file, ``sources`` the target's, ``import_lines`` the
+    baseline's lines run at import (``None``: not recorded)."""
+    if import_lines is None:
+        return "the baseline did not record which lines run at import"
     chain = smap.chain(location)
     found = _enclosing_header_default(smap, chain, location)
     if isinstance(found, str):
@@ -104,9 +98,9 @@ def defaults_change(
     decorator = next((d for d in original.decorator_list if not _transparent(d)), None)
     if decorator is not None:
         return f"decorated with {ast.unparse(decorator)}, which may have read the old default"
-    users = sorted(f for f, names in names_used_at_import().items() if original.name in names)
-    if users:
-        return f"{original.name} is used at import time in {users[0]}"
+    reason = read_at_import(original.name, files, sources, import_lines, copies_matter=False)
+    if reason:
+        return reason
     return DefaultsChange(original.name, first_line(original), tuple(positional), tuple(keyword))
 
 
@@ -124,7 +118,7 @@ def _enclosing_header_default(smap: SourceMap, chain: list[ast.AST], location: L
 def _def_at(tree: ast.Module, name: str, lineno: int) -> DefName | None:
     found = [
         node
-        for node in _outside_functions(tree, defs=True)
+        for node in import_time_nodes(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and (node.name, node.lineno) == (name, lineno)
     ]
@@ -188,24 +182,3 @@ def _transparent(decorator: ast.expr) -> bool:
     if isinstance(decorator, ast.Attribute):
         return decorator.attr in PROPERTY_PARTS or decorator.attr in TRANSPARENT_DECORATORS
     return False
-
-
-def _outside_functions(tree: ast.AST, defs: bool = False) -> Iterator[ast.AST]:
-    """Nodes that run at import time: everything but function and lambda bodies. A def's header
-    (decorators, defaults, annotations) runs at import; with ``defs`` the def nodes come too."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if defs:
-                yield node
-            header: list[ast.AST] = [*node.decorator_list, *node.args.defaults]
-            header += [d for d in node.args.kw_defaults if d is not None]
-            stack.extend(header)
-            continue
-        if isinstance(node, ast.Lambda):
-            stack.extend(node.args.defaults)
-            stack.extend(d for d in node.args.kw_defaults if d is not None)
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))

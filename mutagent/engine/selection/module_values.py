@@ -30,7 +30,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from mutagent.engine.selection.analysis import SourceMap
-from mutagent.engine.selection.names import Broad, bound_names, module_bindings
+from mutagent.engine.selection.import_reads import read_at_import
+from mutagent.engine.selection.names import Broad, bound_names, import_time_nodes, module_bindings
 from mutagent.model import Location
 
 
@@ -77,7 +78,7 @@ def value_change(
     reason = _bound_once(smap.tree, owner, name)
     if reason:
         return reason
-    reason = _never_read_at_import(file, name, files, sources, import_lines)
+    reason = read_at_import(name, files, sources, import_lines, copies_matter=True)
     if reason:
         return reason
     return ValueChange(owner, name, ast.unparse(value))
@@ -183,62 +184,6 @@ def _bound_once(tree: ast.Module, owner: str, name: str) -> str:
     return "" if count == 1 else f"{name} is bound {count} times"
 
 
-def _never_read_at_import(
-    file: str,
-    name: str,
-    files: Mapping[str, str],
-    sources: Mapping[str, str],
-    import_lines: Mapping[str, list[int]],
-) -> str:
-    for other, text in files.items():
-        if name not in text and "*" not in text:  # neither names it nor may star-import it
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            return f"{other} does not parse"
-        for node in _import_time_nodes(tree):
-            if isinstance(node, ast.ImportFrom) and any(a.name in (name, "*") for a in node.names):
-                return f"{other}:{node.lineno} binds a copy of it at import time"
-        problem = (
-            _source_reads(other, tree, name, import_lines)
-            if other in sources
-            else _test_reads(other, tree, name)
-        )
-        if problem:
-            return problem
-    return ""
-
-
-def _source_reads(file: str, tree: ast.Module, name: str, import_lines: Mapping[str, list[int]]) -> str:
-    """A source file's reads must not have run at import (the baseline recorded what did)."""
-    ran = set(import_lines.get(file, ()))
-    for statement in _statements(tree):
-        if any(_reads(node, name) for node in _own_nodes(statement)):
-            if not ran:
-                return f"{file} reads it and was not imported when the baseline recorded import time"
-            hit = _header_lines(statement) & ran
-            if hit:
-                return f"{file}:{min(hit)} reads it and ran at import time"
-    return ""
-
-
-def _test_reads(file: str, tree: ast.Module, name: str) -> str:
-    """A test-side file may read it in a test or a fixture (they run after the swap), not at
-    import nor in a helper, which collection may call (``parametrize(..., helper())``)."""
-    for node, functions in _with_enclosing_functions(tree):
-        if not _reads(node, name):
-            continue
-        if not functions:
-            return f"{file}:{node.lineno} reads it at import time"  # type: ignore[attr-defined]
-        outer = functions[0]
-        if not (
-            outer.name.startswith("test") or any("fixture" in ast.unparse(d) for d in outer.decorator_list)
-        ):
-            return f"{file}:{node.lineno} reads it in {outer.name}, which collection may call"  # type: ignore[attr-defined]
-    return ""
-
-
 # --- small tree helpers -----------------------------------------------------------------------
 
 
@@ -246,17 +191,9 @@ def _is_class(statement: ast.stmt, name: str) -> bool:
     return isinstance(statement, ast.ClassDef) and statement.name == name
 
 
-def _reads(node: ast.AST, name: str) -> bool:
-    if isinstance(node, ast.Name):
-        return node.id == name and isinstance(node.ctx, ast.Load)
-    if isinstance(node, ast.Attribute):
-        return node.attr == name and isinstance(node.ctx, ast.Load)
-    return False
-
-
 def _bindings(body: list[ast.stmt], name: str) -> Iterator[int]:
     """Lines binding ``name`` in a module or class body (outside function bodies)."""
-    for node in _import_time_nodes(ast.Module(body=body, type_ignores=[])):
+    for node in import_time_nodes(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             yield node.lineno
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
@@ -269,7 +206,7 @@ def _bindings(body: list[ast.stmt], name: str) -> Iterator[int]:
 
 def _top_level_binding_lines(tree: ast.Module) -> dict[str, list[int]]:
     lines: dict[str, list[int]] = {}
-    for node in _import_time_nodes(tree, into_classes=False):
+    for node in import_time_nodes(tree, into_classes=False):
         names: list[str] = []
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names = [node.id]
@@ -285,78 +222,9 @@ def _top_level_binding_lines(tree: ast.Module) -> dict[str, list[int]]:
 def _class_body_names(tree: ast.Module, owner: str) -> set[str]:
     body = next(s for s in tree.body if _is_class(s, owner)).body  # type: ignore[attr-defined]
     names: set[str] = set()
-    for node in _import_time_nodes(ast.Module(body=body, type_ignores=[])):
+    for node in import_time_nodes(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
     return names
-
-
-def _import_time_nodes(tree: ast.AST, into_classes: bool = True) -> Iterator[ast.AST]:
-    """Nodes run at import: everything but function and lambda bodies (a def's decorators and
-    defaults run then); ``into_classes=False`` also skips class bodies (module scope only)."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-            stack.extend([*node.decorator_list, *node.args.defaults])
-            stack.extend(d for d in node.args.kw_defaults if d is not None)
-            continue
-        if isinstance(node, ast.Lambda):
-            stack.extend(node.args.defaults)
-            continue
-        if isinstance(node, ast.ClassDef) and not into_classes and node is not tree:
-            yield node
-            stack.extend([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _header_lines(statement: ast.stmt) -> set[int]:
-    """The lines of a statement's own code: a compound statement's header, a simple one whole."""
-    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
-    body = getattr(statement, "body", None)
-    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-        return set(range(first, max(first, body[0].lineno - 1) + 1))
-    return set(range(first, (statement.end_lineno or statement.lineno) + 1))
-
-
-def _with_enclosing_functions(
-    tree: ast.AST, functions: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = ()
-) -> Iterator[tuple[ast.AST, tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...]]]:
-    """Every node with the defs whose body holds it, outermost first (a def's header belongs to
-    the scope around it)."""
-    for child in ast.iter_child_nodes(tree):
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield child, functions
-            for header in (*child.decorator_list, child.args, *([child.returns] if child.returns else [])):
-                yield from _with_enclosing_functions(header, functions)
-                yield header, functions
-            for statement in child.body:
-                yield statement, (*functions, child)
-                yield from _with_enclosing_functions(statement, (*functions, child))
-        else:
-            yield child, functions
-            yield from _with_enclosing_functions(child, functions)
-
-
-def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """Every statement at any depth (function bodies included)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            yield node
-
-
-def _own_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of ``statement`` that are not inside a nested statement (its own expressions:
-    a compound statement's header, a simple statement whole)."""
-    stack: list[ast.AST] = list(ast.iter_child_nodes(statement))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.stmt):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
