@@ -244,3 +244,17 @@ def test_the_child_rebinds_the_evaluated_value(monkeypatch: pytest.MonkeyPatch) 
     assert swapped_value(__name__, "len('abc')") == 3
     assert apply_values([s.as_order() for s in swaps]) == 2
     assert GREETING == "bye" and Plain.label == frozenset({1, 2})
+
+
+def test_a_source_module_first_imported_by_a_test_keeps_every_constant_a_fresh_import() -> None:
+    """Its import-time code may have read the constant through a function, unrecorded."""
+    source = textwrap.dedent("STATUSES = frozenset({408, 429})\n" + READER)
+    mutated = source.replace("frozenset({408, 429})", "frozenset({408})")
+    where = Location(1, 11, 1, 32)
+    files = {MOD: source, "pkg/lazy.py": "from pkg import build\nTABLE = build()\n"}
+    ran = {MOD: [1, 2]}
+    lazy = value_change(MOD, SourceMap(source), where, mutated, files, files, ran, [MOD, "pkg/lazy.py"])
+    assert lazy == "pkg/lazy.py is first imported during the tests (its import-time reads are not recorded)"
+    assert isinstance(
+        value_change(MOD, SourceMap(source), where, mutated, files, files, ran, [MOD]), ValueChange
+    )

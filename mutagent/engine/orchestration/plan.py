@@ -209,6 +209,7 @@ class Planner:
                 self.files,
                 self.sources,
                 self.baseline.import_lines,
+                self.baseline.imported,
             )
             if isinstance(change, DefaultsChange):
                 swap = []
@@ -226,6 +227,7 @@ class Planner:
                 self.files,
                 self.sources,
                 self.baseline.import_lines,
+                self.baseline.imported,
             )
             if isinstance(value, ValueChange):
                 swap = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import marshal
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +65,12 @@ def defaults_change(
     files: Mapping[str, str],
     sources: Mapping[str, str],
     import_lines: Mapping[str, list[int]] | None,
+    imported: Collection[str] = (),
 ) -> DefaultsChange | str:
     """The change a default-value mutant at ``location`` makes, or why it needs a fresh import.
     ``files`` are every source and test file, ``sources`` the target's, ``import_lines`` the
-    baseline's lines run at import (``None``: not recorded)."""
+    baseline's lines run at import (``None``: not recorded), ``imported`` the source files it saw
+    run at all."""
     if import_lines is None:
         return "the baseline did not record which lines run at import"
     chain = smap.chain(location)
@@ -98,7 +100,7 @@ def defaults_change(
     decorator = next((d for d in original.decorator_list if not _transparent(d)), None)
     if decorator is not None:
         return f"decorated with {ast.unparse(decorator)}, which may have read the old default"
-    reason = read_at_import(original.name, files, sources, import_lines, copies_matter=False)
+    reason = read_at_import(original.name, files, sources, import_lines, False, imported)
     if reason:
         return reason
     return DefaultsChange(original.name, first_line(original), tuple(positional), tuple(keyword))

@@ -13,7 +13,7 @@ helper that collection may call may not).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 from mutagent.engine.selection.names import import_time_nodes
 
@@ -24,10 +24,18 @@ def read_at_import(
     sources: Mapping[str, str],
     import_lines: Mapping[str, list[int]],
     copies_matter: bool,
+    imported: Collection[str] = (),
 ) -> str:
     """Why ``name`` may have been read (or, with ``copies_matter``, copied) at import time, or
     empty: nothing then kept its old value, so setting a new one in a warm worker's child is the
-    same program as importing the mutated module again."""
+    same program as importing the mutated module again.
+
+    ``imported`` are the source files the baseline saw run at all: one that is not among those
+    run at import (``import_lines``) was first imported by a test, and what its import-time code
+    read (through any function) was not recorded apart from the test's own lines."""
+    lazy = sorted(set(imported) - set(import_lines))
+    if lazy:
+        return f"{lazy[0]} is first imported during the tests (its import-time reads are not recorded)"
     for other, text in files.items():
         if name not in text and "*" not in text:  # neither names it nor may star-import it
             continue

@@ -26,7 +26,7 @@ conservative, and any doubt leaves the mutant to its fresh import:
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from mutagent.engine.selection.analysis import SourceMap
@@ -52,10 +52,12 @@ def value_change(
     files: Mapping[str, str],
     sources: Mapping[str, str],
     import_lines: Mapping[str, list[int]] | None,
+    imported: Collection[str] = (),
 ) -> ValueChange | str:
     """The rebinding a constant mutant at ``location`` of ``file`` amounts to, or why only a
     fresh import applies it. ``files`` are every source and test file, ``sources`` the target's,
-    ``import_lines`` the baseline's lines run at import (``None``: not recorded)."""
+    ``import_lines`` the baseline's lines run at import (``None``: not recorded), ``imported`` the
+    source files it saw run at all."""
     if import_lines is None:
         return "the baseline did not record which lines run at import"
     found = _assignment(smap, location)
@@ -78,7 +80,7 @@ def value_change(
     reason = _bound_once(smap.tree, owner, name)
     if reason:
         return reason
-    reason = read_at_import(name, files, sources, import_lines, copies_matter=True)
+    reason = read_at_import(name, files, sources, import_lines, True, imported)
     if reason:
         return reason
     return ValueChange(owner, name, ast.unparse(value))
