@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -194,6 +195,51 @@ class CodeSwap:
 
 
 @dataclass(frozen=True)
+class DefaultsSwap:
+    """New default values for the live function at ``key`` (``selection/defaults.py``): the
+    import-time value a mutant changed, applied without a fresh import."""
+
+    key: tuple[str, str, int]  # (file, def name, first line), as for ``CodeSwap``
+    values: bytes  # ``marshal.dumps`` of ([[index, value], ...], [[keyword, value], ...])
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"key": self.key, "values": self.values}
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> DefaultsSwap:
+        file, name, line = data["key"]
+        return cls((str(file), str(name), int(line)), bytes(data["values"]))
+
+    def decoded(self) -> tuple[dict[int, Any], dict[str, Any]]:
+        """The new values: by index into ``__defaults__``, by keyword-only parameter name."""
+        positional, keyword = marshal.loads(self.values)
+        return {int(i): v for i, v in positional}, {str(k): v for k, v in keyword}
+
+
+@dataclass(frozen=True)
+class ValueSwap:
+    """A constant's new value (``selection/module_values.py``): the module global (or attribute
+    of ``owner``, a top-level class) ``name`` of ``module`` is set to ``expression``, evaluated
+    in the module's namespace, instead of importing the mutated module afresh."""
+
+    module: str
+    path: str  # the module's file in the copy: the live module must come from it
+    owner: str  # "" for a module global
+    name: str
+    expression: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> ValueSwap:
+        return cls(*(str(data[k]) for k in ("module", "path", "owner", "name", "expression")))
+
+    def as_order(self) -> tuple[str, str, str, str, str]:
+        return (self.module, self.path, self.owner, self.name, self.expression)
+
+
+@dataclass(frozen=True)
 class FreshImportSource:
     """What a fresh-import run imports instead of the module on disk."""
 
@@ -219,6 +265,8 @@ class JobSpec:
     fast: bool = False
     budgets: Mapping[str, float] | None = None  # CPU seconds per test (mutant jobs)
     swap: tuple[CodeSwap, ...] | None = ()  # ``None``: only a fresh import can apply the mutant
+    defaults: tuple[DefaultsSwap, ...] = ()  # default values to swap with the code (``swap`` not None)
+    values: tuple[ValueSwap, ...] = ()  # constants to rebind with the code (``swap`` not None)
     measure_baseline: bool = False  # a measured baseline batch (per-test lines and loads)
     fresh_import: FreshImportSource | None = None
     fresh_import_timeout: float | None = None
@@ -246,6 +294,8 @@ class JobSpec:
             "timeout": self.timeout,
             "budgets": dict(self.budgets) if self.budgets is not None else None,
             "swap": None if self.swap is None else [s.to_wire() for s in self.swap],
+            "defaults": [d.to_wire() for d in self.defaults],
+            "values": [v.to_wire() for v in self.values],
             "baseline": self.measure_baseline,
             "fallback": self.fresh_import.to_wire() if self.fresh_import else None,
             "fallback_timeout": self.fresh_import_timeout,
@@ -265,6 +315,8 @@ class JobSpec:
             fast=bool(data.get("fast")),
             budgets=dict(budgets) if budgets is not None else None,
             swap=None if swap is None else tuple(CodeSwap.from_wire(s) for s in swap),
+            defaults=tuple(DefaultsSwap.from_wire(d) for d in data.get("defaults") or ()),
+            values=tuple(ValueSwap.from_wire(v) for v in data.get("values") or ()),
             measure_baseline=bool(data.get("baseline")),
             fresh_import=FreshImportSource.from_wire(fresh) if fresh else None,
             fresh_import_timeout=data.get("fallback_timeout"),

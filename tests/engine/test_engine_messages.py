@@ -378,6 +378,7 @@ def test_the_worker_says_ready_serves_jobs_and_stops(tmp_path: Path, monkeypatch
     monkeypatch.setattr("signal.signal", lambda *args: None)  # the worker's SIGTERM handler stays its own
     monkeypatch.setattr(Worker, "_freeze", staticmethod(lambda: None))  # no gc.freeze in the test process
     worker.serve()  # returns at Stop
+    assert worker.stopped  # so the plugin may leave without pytest's session end
     ready = worker_message_from_wire(recv(from_worker))
     assert isinstance(ready, WorkerReady) and ready.collected == ("t::a",) and ready.imports is None
     result = worker_message_from_wire(recv(from_worker))
@@ -394,6 +395,7 @@ def test_a_worker_whose_collection_failed_says_so_and_serves_nothing(
     monkeypatch.setattr("signal.signal", lambda *args: None)
     worker.serve()
     assert worker_message_from_wire(recv(from_worker)) == WorkerFatal.collect_errors(3)
+    assert not worker.stopped  # it ends as pytest ends, its log telling why
 
 
 # --- the zygote against a fake worker, the worker's zygote client against a fake zygote ---------

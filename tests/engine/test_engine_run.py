@@ -29,6 +29,7 @@ TARGET = {
         import threading
 
         RETRIES = 3
+        SEPARATOR = "-"
 
 
         def add(a, b):
@@ -78,6 +79,28 @@ TARGET = {
             return x * factor
 
 
+        def joined(a, b):
+            return f"{a}{SEPARATOR}{b}"
+
+
+        def widen(x, by=41):
+            return x + by
+
+
+        def frozen_defaults(fn):
+            values = fn.__defaults__  # read once, when it decorates: a later swap cannot reach it
+
+            def call(x):
+                return fn(x, *values)
+
+            return call
+
+
+        @frozen_defaults
+        def shift(x, by=17):
+            return x + by
+
+
         def unused():
             return 1
 
@@ -124,7 +147,7 @@ TARGET = {
     """,
     "tests/test_core.py": """
         from shop.core import (RETRIES, add, doubled_in_thread, fetch_local, label, make_counter, ping,
-                               quit_code, scale, spin, status)
+                               joined, quit_code, scale, shift, spin, status, widen)
 
 
         def test_add():
@@ -179,6 +202,18 @@ TARGET = {
 
         def test_scale():
             assert scale(3) == 6
+
+
+        def test_joined():
+            assert joined("a", "b") == "a-b"
+
+
+        def test_widen():
+            assert widen(1) == 42
+
+
+        def test_shift():
+            assert shift(1) == 18
     """,
     "tests/test_env.py": """
         import os
@@ -218,7 +253,12 @@ MUTANTS = {
     "closure": HandMutant(CORE, "count += 1", "count += 2"),
     "method": HandMutant(CORE, 'f"{self.greeting} {name}"', 'f"{self.greeting}"'),
     "class_body": HandMutant(CORE, 'greeting = "hello"', 'greeting = "bye"'),
-    "default_arg": HandMutant(CORE, "factor=2", "factor=3"),
+    "default_arg": HandMutant(CORE, "factor=2", "factor=3"),  # the whole parameter, not its value
+    "default_value": HandMutant(CORE, "41", "40"),
+    "decorated_default": HandMutant(CORE, "17", "16"),
+    "module_value": HandMutant(CORE, '"-"', '"+"'),  # read at call time only
+    "class_value": HandMutant(CORE, '"hello"', '"bye"'),  # self.greeting, read at call time
+    "copied_value": HandMutant(CORE, "3", "4"),  # RETRIES: the tests import a copy of it
     "sys_exit": HandMutant(CORE, 'return "ok"', "return sys.exit(1)"),
     "keyboard": HandMutant(CORE, 'return "label"', "raise KeyboardInterrupt"),
     "network": HandMutant(
@@ -320,6 +360,8 @@ def test_lines_run_in_a_thread_count_as_covered(outcome: Outcome) -> None:
         ("module_level", "tests/test_core.py::test_retries"),
         ("class_body", "tests/test_core.py::test_greet"),
         ("default_arg", "tests/test_core.py::test_scale"),
+        ("decorated_default", "tests/test_core.py::test_shift"),
+        ("copied_value", "tests/test_core.py::test_retries"),
     ],
 )
 def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, name: str, killer: str) -> None:
@@ -327,6 +369,23 @@ def test_import_time_mutants_are_applied_by_a_fresh_import(outcome: Outcome, nam
     assert result.status is Status.KILLED, result
     assert killer in result.killed_by
     assert "fresh import" in (result.status_reason or "")
+
+
+@pytest.mark.parametrize(
+    "name, killer",
+    [
+        ("default_value", "tests/test_core.py::test_widen"),
+        ("module_value", "tests/test_core.py::test_joined"),
+        ("class_value", "tests/test_core.py::test_greet"),
+    ],
+)
+def test_an_import_time_value_read_at_call_time_is_swapped_in_place(
+    outcome: Outcome, name: str, killer: str
+) -> None:
+    result = outcome.result(name)
+    assert result.status is Status.KILLED, result
+    assert killer in result.killed_by
+    assert "fresh import" not in (result.status_reason or "")
 
 
 @pytest.mark.parametrize(

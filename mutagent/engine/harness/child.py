@@ -53,6 +53,74 @@ def apply_swaps(index: dict[CodeKey, list[types.FunctionType]], swaps: Sequence[
     return changed
 
 
+def apply_defaults(
+    index: dict[CodeKey, list[types.FunctionType]],
+    key: CodeKey,
+    positional: dict[int, Any],
+    keyword: dict[str, Any],
+) -> int:
+    """Give every live function at ``key`` the mutated default values (``selection/defaults.py``);
+    the other defaults keep their objects. Returns how many functions changed."""
+    changed = 0
+    for function in index.get(key, ()):
+        if positional:
+            values = list(function.__defaults__ or ())
+            for position, value in positional.items():
+                values[position] = value
+            function.__defaults__ = tuple(values)
+        if keyword:
+            function.__kwdefaults__ = {**(function.__kwdefaults__ or {}), **keyword}
+        changed += 1
+    return changed
+
+
+def defaults_fit(function: types.FunctionType, positional: dict[int, Any], keyword: dict[str, Any]) -> bool:
+    """Whether the live ``function`` has the defaults a swap replaces (same signature shape)."""
+    count = len(function.__defaults__ or ())
+    return all(0 <= i < count for i in positional) and set(keyword) <= set(function.__kwdefaults__ or {})
+
+
+def live_owner(module: str, path: str, owner: str) -> Any:
+    """The live module (or its top-level class ``owner``) a constant swap rebinds a name of, or
+    a string saying why it cannot: not imported from ``path``, or a class whose creation may have
+    consumed its attributes (a metaclass other than ``type``/``ABCMeta``, a base's
+    ``__init_subclass__``: enums, pydantic models, ORM columns)."""
+    import abc
+    import sys
+
+    live = sys.modules.get(module)
+    live_file = getattr(live, "__file__", None)
+    if live is None or not live_file or os.path.realpath(live_file) != os.path.realpath(path):
+        return f"{module} is not loaded from the copy after collection"
+    if not owner:
+        return live
+    cls = live.__dict__.get(owner)
+    if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta):
+        return f"{owner} is not a plain class"
+    if any("__init_subclass__" in vars(base) for base in cls.__mro__[1:] if base is not object):
+        return f"a base of {owner} defines __init_subclass__"
+    return cls
+
+
+def swapped_value(module: str, expression: str) -> Any:
+    """A constant's mutated value, evaluated in its module's namespace (pure by the planner's
+    rule: literals and side-effect-free constructors, so evaluating it again changes nothing)."""
+    import sys
+
+    namespace = vars(sys.modules[module])
+    return eval(compile(expression, f"<mutated value in {module}>", "eval"), namespace)  # noqa: S307
+
+
+def apply_values(values: Sequence[tuple[str, str, str, str, str]]) -> int:
+    """Rebind each (module, path, owner, name, expression); returns how many were set."""
+    for module, path, owner, name, expression in values:
+        target = live_owner(module, path, owner)
+        if isinstance(target, str):  # the worker checked it before forking: the state moved
+            raise RuntimeError(f"cannot rebind {name}: {target}")
+        setattr(target, name, swapped_value(module, expression))
+    return len(values)
+
+
 def run_child(
     out_fd: int,
     close_fds: Sequence[int],

@@ -27,14 +27,25 @@ class ChildOrder:
     fast: bool
     measure: bool  # a measured baseline batch
     temp_root: str  # the tests' ``tmp_path`` root
+    defaults: tuple[tuple[Any, bytes], ...] = ()  # (code key, ``DefaultsSwap.values``)
+    values: tuple[tuple[str, str, str, str, str], ...] = ()  # (module, path, owner, name, expression)
 
     def to_wire(self) -> tuple[Any, ...]:
-        return ("order", self.tests, self.swaps, self.fast, self.measure, self.temp_root)
+        order = (self.tests, self.swaps, self.fast, self.measure, self.temp_root, self.defaults, self.values)
+        return ("order", *order)
 
     @classmethod
     def from_wire(cls, wire: tuple[Any, ...]) -> ChildOrder:
-        _, tests, swaps, fast, measure, temp_root = wire
-        return cls(tuple(tests), tuple(swaps), bool(fast), bool(measure), str(temp_root))
+        _, tests, swaps, fast, measure, temp_root, defaults, values = wire
+        return cls(
+            tuple(tests),
+            tuple(swaps),
+            bool(fast),
+            bool(measure),
+            str(temp_root),
+            tuple(defaults),
+            tuple(values),
+        )
 
 
 # --- a forked child -> its worker ---------------------------------------------------------------

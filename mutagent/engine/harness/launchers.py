@@ -2,7 +2,8 @@
 chooses between them.
 
 * **code swap**: fork a child of the warm worker that points the live functions at the mutated
-  code objects and runs the collected items (``worker.Worker._run_forked`` and ``child.py``);
+  code objects (or gives them the mutated default values) and runs the collected items
+  (``worker.Worker._run_forked`` and ``child.py``);
 * **zygote fork**: a fresh import of the mutated module in a child forked from the worker's
   zygote, which imported the third-party modules once (``zygote.py``);
 * **fresh process**: a new ``python -m pytest`` (the zygote is disabled, cannot start, or cannot
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mutagent.engine.harness import child
 from mutagent.engine.harness.fresh_import import FreshImportRunner
 from mutagent.engine.messages import JobResult, JobSpec, Launcher, Mode
 
@@ -91,7 +93,8 @@ def choose_launcher(
     """
     swaps, why = _swaps_of(job, index)
     if swaps is not None:
-        return CodeSwapLauncher(fork, swaps), (Mode.SWAP if swaps else Mode.PLAIN), ""
+        changed = swaps or job.defaults or job.values
+        return CodeSwapLauncher(fork, swaps), (Mode.SWAP if changed else Mode.PLAIN), ""
     wants_zygote = job.launcher in (None, Launcher.ZYGOTE)
     booted = fresh_imports.ensure_zygote() if wants_zygote else 0.0
     control = job.fresh_import is not None and job.fresh_import.control
@@ -115,4 +118,20 @@ def _swaps_of(job: JobSpec, index: Mapping[Any, list[Any]]) -> tuple[Swaps | Non
         if any(function.__code__.co_freevars != code.co_freevars for function in live):
             return None, f"the closure variables of {key[1]} change"
         swaps.append((key, code))
+    for change in job.defaults:
+        live = index.get(change.key, [])
+        if not live:
+            return None, f"{change.key[1]} is not loaded after collection"
+        if not all(child.defaults_fit(function, *change.decoded()) for function in live):
+            return None, f"the live {change.key[1]} has other defaults than its source"
+    for value in job.values:
+        target = child.live_owner(value.module, value.path, value.owner)
+        if isinstance(target, str):
+            return None, target
+        if value.name not in vars(target):
+            return None, f"{value.name} is not bound in the live {value.owner or value.module}"
+        try:
+            child.swapped_value(value.module, value.expression)  # pure: evaluating it here is harmless
+        except Exception as exc:  # noqa: BLE001 - whatever it raises, a fresh import applies it
+            return None, f"the mutated value of {value.name} does not evaluate: {type(exc).__name__}"
     return swaps, ""

@@ -43,6 +43,7 @@ from mutagent.engine.harness.procs import describe_exit, kill_group, process_cpu
 from mutagent.engine.harness.reaper import Reaper
 from mutagent.engine.harness.zygote_client import ParentWatch
 from mutagent.engine.messages import (
+    DefaultsSwap,
     ForkWorker,
     JobResult,
     JobSpec,
@@ -100,6 +101,7 @@ class Worker:
         self.coverage: Any = None
         self.warm_file_read = False
         self.started_thread: str | None = None  # warming stops at a module whose import starts a thread
+        self.stopped = False  # the engine said ``Stop`` (not a fatal start): ``exit_now`` may follow
 
     # --- lifecycle -----------------------------------------------------------------------
     def serve(self) -> None:
@@ -140,6 +142,7 @@ class Worker:
                 self.fresh_imports.stop()
                 self._discard_standby()
                 self.reaper.collect(block=True)
+                self.stopped = True
                 return
             job_id, job = message
             warmed = self._warm_up() if not self.warm_file_read else None
@@ -270,6 +273,8 @@ class Worker:
             fast=job.fast,
             measure=job.measure_baseline,
             temp_root=temp_root,
+            defaults=tuple((d.key, d.values) for d in job.defaults),
+            values=tuple(v.as_order() for v in job.values),
         ).to_wire()
         child = self._take_standby()
         try:
@@ -315,10 +320,14 @@ class Worker:
         """In a standby child that received its job: swap the code, run the tests, report."""
         order = ChildOrder.from_wire(wire)
         swaps = [(key, marshal.loads(code)) for key, code in order.swaps]
+        defaults = [DefaultsSwap(key, values) for key, values in order.defaults]
 
         def prepare() -> None:
             os.environ["PYTEST_DEBUG_TEMPROOT"] = order.temp_root
             child_mod.apply_swaps(self.index, swaps)
+            for swap in defaults:
+                child_mod.apply_defaults(self.index, swap.key, *swap.decoded())
+            child_mod.apply_values(order.values)
 
         child_mod.run_child(
             out_fd,

@@ -9,6 +9,7 @@ pytest collects the suite as usual (heavy imports happen once, here); then this 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any
 
@@ -43,5 +44,22 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_runtestloop(session: pytest.Session) -> bool:
     from mutagent.engine.harness.worker import Worker
 
-    Worker(session, _config, _reports, _started, _initial_env, _import_coverage).serve()
+    worker = Worker(session, _config, _reports, _started, _initial_env, _import_coverage)
+    worker.serve()
+    if worker.stopped:
+        _exit_now()
     return True
+
+
+def _exit_now() -> None:
+    """Leave at once after the engine's ``Stop``: this process ran no test itself (its children
+    did), so pytest's session end has nothing of the suite to finish, while tearing down an
+    interpreter holding the whole suite costs the engine, which waits for its workers, a few
+    hundred milliseconds per run. A worker that could not start ends normally: its log then holds
+    pytest's own account of the failure."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)

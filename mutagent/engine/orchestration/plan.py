@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 
-from mutagent.engine.messages import CodeSwap, FreshImportSource, JobSpec
+from mutagent.engine.messages import CodeSwap, DefaultsSwap, FreshImportSource, JobSpec, ValueSwap
 from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
+from mutagent.engine.selection.defaults import DefaultsChange, defaults_change
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
+from mutagent.engine.selection.module_values import ValueChange, value_change
 from mutagent.engine.selection.narrow import Broad, Narrower
 from mutagent.engine.verdict import FORK_ALLOWANCE, cpu_budget, time_limit
 from mutagent.model import Mutant, Status
@@ -199,8 +201,43 @@ class Planner:
         path = copy_root / mutant.file
         mutated_source = mutant.mutated_source(self.sources[mutant.file])
         swap: list[CodeSwap] | None = None
+        defaults: tuple[DefaultsSwap, ...] = ()
+        values: tuple[ValueSwap, ...] = ()
         reason = "runs at import time (module level, class body or a top-level def header)"
-        if plan.locus.levels:
+        if not plan.locus.levels and not plan.locus.file_wide:  # a def header run at import time
+            change = defaults_change(
+                self.source_map(mutant.file),
+                mutant.location,
+                mutated_source,
+                self.files,
+                self.sources,
+                self.baseline.import_lines,
+                self.baseline.imported,
+            )
+            if isinstance(change, DefaultsChange):
+                swap = []
+                defaults = (
+                    DefaultsSwap((mutant.file, change.name, change.firstlineno), change.values_wire()),
+                )
+            else:
+                reason = f"{reason}: {change}"
+        elif not plan.locus.levels:  # module level or a class body
+            value = value_change(
+                mutant.file,
+                self.source_map(mutant.file),
+                mutant.location,
+                mutated_source,
+                self.files,
+                self.sources,
+                self.baseline.import_lines,
+                self.baseline.imported,
+            )
+            if isinstance(value, ValueChange):
+                swap = []
+                values = (ValueSwap(module, str(path), value.owner, value.name, value.expression),)
+            else:
+                reason = f"{reason}: {value}"
+        else:
             mutated = compile(mutated_source, str(path), "exec", dont_inherit=True)
             original = self._original(mutant.file, path)
             swap = []
@@ -216,6 +253,8 @@ class Planner:
             fast=self.fast,
             budgets={t: self.test_budget(t) for t in plan.covering},
             swap=None if swap is None else tuple(swap),
+            defaults=defaults,
+            values=values,
             fresh_import=FreshImportSource(module, str(path), mutated_source),
             fresh_import_timeout=plan.timeout + fresh_import_allowance,
             fresh_import_reason=reason,

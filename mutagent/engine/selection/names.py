@@ -12,6 +12,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 
 from mutagent.engine.selection.imports import resolve_relative
 
@@ -159,3 +160,25 @@ def star_import(tree: ast.Module) -> str | None:
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             return "it uses `import *`"
     return None
+
+
+def import_time_nodes(tree: ast.AST, into_classes: bool = True) -> Iterator[ast.AST]:
+    """Every node that runs when the module is imported: all but function and lambda bodies (a
+    def's decorators and defaults run then; the def node itself comes too). ``into_classes=False``
+    also leaves out class bodies (the module's own scope only)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if not isinstance(node, ast.Lambda):
+                yield node
+                stack.extend(node.decorator_list)
+            stack.extend(node.args.defaults)
+            stack.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, ast.ClassDef) and not into_classes and node is not tree:
+            yield node
+            stack.extend([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
