@@ -4,6 +4,7 @@ the user's tree is never written (outside ``.mutagent/``), even when the run is 
 from __future__ import annotations
 
 import io
+import json
 import signal
 import sqlite3
 import subprocess
@@ -214,3 +215,26 @@ def test_a_second_run_on_the_same_target_is_refused(tmp_path: Path) -> None:
             engine_run(root, SLOW_MUTANTS)
     assert caught.value.exit_code == exitcodes.USAGE_ERROR
     assert "another mutagent run" in str(caught.value)
+
+
+def test_a_baseline_stored_before_its_control_run_ended_has_its_controls_run_again(tmp_path: Path) -> None:
+    """The control run overlaps the mutants (``orchestration/control``): a run stopped before it
+    ended stored the baseline with those tests unchecked; the next run runs their controls, and
+    only mutants whose tests all passed alone are judged, before the baseline is stored again."""
+    root = write_target(tmp_path / "project", SLOW_TARGET)
+    first = engine_run(root, SLOW_MUTANTS)
+    assert not first.baseline_cached and len(first.cpu["control"]) == 3  # one control job per test
+    store = root / ".mutagent" / "store.sqlite"
+    with sqlite3.connect(store) as db:
+        key, data = db.execute("SELECT key, data FROM baseline").fetchone()
+        baseline = json.loads(data)
+        assert baseline["unchecked"] == []  # stored again once every control was in
+        baseline["unchecked"] = ["tests/test_calc.py::test_two"]  # as if stopped before its control
+        db.execute("UPDATE baseline SET data=? WHERE key=?", (json.dumps(baseline), key))
+        db.execute("DELETE FROM results")
+    again = engine_run(root, SLOW_MUTANTS)
+    assert again.baseline_cached and len(again.cpu["control"]) == 1  # only the unchecked test's
+    with sqlite3.connect(store) as db:
+        assert json.loads(db.execute("SELECT data FROM baseline").fetchone()[0])["unchecked"] == []
+    results = load_run_data(root).results.values()
+    assert len(results) == len(SLOW_MUTANTS) and all(r.status is Status.KILLED for r in results)

@@ -98,6 +98,8 @@ def plan_increment(
     """
     if old_basis.get("settings") != new_basis["settings"]:
         return None
+    if previous_data.get("unchecked"):  # a run stopped during its control run: measure it all again
+        return None
     old_files: dict[str, str] = old_basis.get("files") or {}
     new_files: dict[str, str] = new_basis["files"]
     if set(old_files) != set(new_files):  # a new or removed source or test file

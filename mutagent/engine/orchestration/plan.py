@@ -182,6 +182,17 @@ class Planner:
         plan.timeout = time_limit(durations, self.factor, self.constant)
         return plan
 
+    def settle_timing(self, plan: Plan) -> Plan:
+        """Order ``plan``'s tests and set its time limit again from the baseline's durations as
+        they are now: after a test's control run (``control``), its duration may be longer than
+        the batch's, which ``plan``/``decide`` used."""
+        if self._breadth is None:
+            self._breadth = breadth_of(self.baseline.coverage)
+        plan.covering = focused_first(plan.covering, self._breadth, self.baseline.duration)
+        durations = sum(self.baseline.duration(t) for t in plan.covering)
+        plan.timeout = time_limit(durations, self.factor, self.constant)
+        return plan
+
     def test_budget(self, nodeid: str) -> float:
         """CPU seconds one test may burn in a mutant's process (``verdict.cpu_budget``)."""
         return cpu_budget(

@@ -30,6 +30,7 @@ from mutagent.engine.orchestration.baseline import (
     outcome_of,
     start_baseline,
 )
+from mutagent.engine.orchestration.control import ControlGate, control_order, provisional_controls
 from mutagent.engine.orchestration.copyguard import CopyGuard
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
 from mutagent.engine.orchestration.incremental import Increment, plan_increment
@@ -82,6 +83,7 @@ class Engine:
         self.files: dict[str, str] = {}
         self.env: dict[str, str] = {}
         self.baseline: Baseline | None = None
+        self._deferred_controls: list[Job] | None = None  # the control run, overlapped with mutants
         self.baseline_key = ""
         self._zygote_warnings: set[str] = set()
 
@@ -135,6 +137,8 @@ class Engine:
         )
         self.baseline_key = key
         cached = store.load_baseline(key)
+        if cached is not None and cached.get("unchecked") and self.config.exclude_flaky:
+            cached = None  # --exclude-flaky plans only once every control is in: measure again
         basis = {
             **baseline_basis(
                 self.root, self._config_texts(), self.config.tests, self.config.pass_env, self.files
@@ -195,10 +199,12 @@ class Engine:
             baseline = Baseline.from_json(cached)
             self.baseline = baseline
             self.stats.baseline_cached = True
+            if baseline.unchecked:  # the run that measured it stopped during its control run
+                self._deferred_controls = [_baseline_job("control", [n]) for n in baseline.unchecked]
         else:
             if baseline is None:
                 baseline = self._fresh_baseline(increment)
-            store.save_baseline(key, baseline.to_json(), basis)
+            store.save_baseline(key, baseline.to_json(), basis)  # again once deferred controls are in
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, module_of)
         planner = Planner(
@@ -214,11 +220,20 @@ class Engine:
         )
         plans = [planner.plan(m) for m in mutants]
         fingerprints = {p.mutant.id: p.fingerprint for p in plans}
-        tests = [
-            TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
-            for n in baseline.order
-        ]
-        store.set_run(mutants, fingerprints, tests, {f: self.files[f] for f in self.target.sources})
+
+        def record_run() -> None:
+            tests = [
+                TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
+                for n in baseline.order
+            ]
+            store.set_run(mutants, fingerprints, tests, sources)
+
+        def controlled() -> None:
+            """Every control is in and passed: the baseline is final (durations included)."""
+            store.save_baseline(key, baseline.to_json(), basis)
+            record_run()
+
+        record_run()
         store.set_meta("faults", json.dumps(baseline.faults))
         finished = store.finished(fingerprints)
         self.stats.reused = len(finished)
@@ -227,8 +242,8 @@ class Engine:
         store.save_results((self._decided_result(p), p.fingerprint) for p in decided)
         self.stats.decided = len(decided)
         pending = [p for p in fresh if p.status is None]
-        if pending:
-            self._run_mutants(store, planner, pending)
+        if pending or self._deferred_controls is not None:
+            self._run_mutants(store, planner, pending, controlled)
 
     def _read_files(self) -> None:
         for relative in [*self.target.sources, *self.target.tests]:
@@ -444,7 +459,9 @@ class Engine:
         ready = self._ready_workers()
         if ready is None:
             return None
-        return self._measure(*ready)
+        # --exclude-flaky leaves a test that fails alone out of every plan: plans made before
+        # every control is in could change, so that run keeps the control run before mutants
+        return self._measure(*ready, defer_control=not self.config.exclude_flaky)
 
     def _measure(
         self,
@@ -452,24 +469,27 @@ class Engine:
         imports: dict[str, object],
         only: list[str] | None = None,
         expected: Callable[[str], float] | None = None,
+        defer_control: bool = False,
     ) -> Baseline | None:
         """``only`` (default: every collected test) in measured batches, then each alone (the
         longest first when ``expected`` durations are known: a slow test left for last would
-        keep one worker busy while the others wait)."""
+        keep one worker busy while the others wait). With ``defer_control`` only the batches run
+        here: the control jobs wait in ``_deferred_controls`` for the mutant phase, which
+        overlaps them with the first mutants (``control``), and the baseline returned is
+        provisional until they are in."""
         pool = self._ensure_pool(self.config.workers, measure=True)
         collected = collected if only is None else only
         measured = ForkedBaseline(collected, imports)
-
-        def job(kind: str, tests: list[str]) -> Job:
-            spec = JobSpec.plain(tests, BASELINE_TIMEOUT, measure_baseline=kind == "baseline")
-            return Job(f"{kind}:{tests[0]}", spec, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
+        job = _baseline_job
 
         # Measured batches first (contiguous slices of the collection order, a few per worker),
         # then every test alone (the control run), when the workers have warmed up.
         size = max(1, -(-len(collected) // (BASELINE_BATCHES_PER_WORKER * pool.size)))
         jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
         alone = collected if expected is None else sorted(collected, key=lambda t: -expected(t))
-        jobs += [job("control", [nodeid]) for nodeid in alone]
+        controls = [job("control", [nodeid]) for nodeid in alone]
+        if not defer_control:
+            jobs += controls
 
         def on_result(job: Job, result: JobResult) -> None:
             kind, tests = job.data
@@ -480,11 +500,20 @@ class Engine:
                 measured.add_control(tests[0], result)
             progress.advance(Status.PENDING, len(tests))
 
-        with RunProgress(
-            self.console, 2 * len(collected), "baseline (2 runs per test)", show_counts=False
-        ) as progress:
+        runs, label = (
+            (1, "baseline (measured batches)") if defer_control else (2, "baseline (2 runs per test)")
+        )
+        with RunProgress(self.console, runs * len(collected), label, show_counts=False) as progress:
             pool.run(jobs, on_result)
-        return measured.baseline()
+        baseline = measured.baseline()
+        if baseline is not None and defer_control:
+            plain = baseline.tests
+            baseline.control = provisional_controls(
+                baseline.passing, lambda n: float(plain[n].get("duration", 0.0))
+            )
+            baseline.unchecked = list(collected)
+            self._deferred_controls = controls
+        return baseline
 
     def _plain_baseline(self, running: RunningBaseline) -> Baseline:
         baseline = running.wait()
@@ -645,22 +674,78 @@ class Engine:
             status_reason=plan.reason,
         )
 
-    def _run_mutants(self, store: Store, planner: Planner, pending: list[Plan]) -> None:
-        pool = self._ensure_pool(len(pending))
+    def _run_mutants(
+        self,
+        store: Store,
+        planner: Planner,
+        pending: list[Plan],
+        controlled: Callable[[], None] | None = None,
+    ) -> None:
+        """Run ``pending``; when the baseline's control jobs were deferred (``control``), they run
+        here first and each mutant is released once all its tests passed alone (``controlled``
+        then records the final baseline)."""
+        pool = self._ensure_pool(max(1, len(pending)))
         startup = pool.worker_startup() or self.stats.worker_startup or 2.0
         fresh_import_allowance = 2 * startup + 1.0
-        jobs = []
-        for plan in pending:
+        controls, self._deferred_controls = self._deferred_controls or [], None
+        gate = (
+            ControlGate.holding(
+                ((p.mutant.id, p, p.covering) for p in pending), [j.data[1][0] for j in controls]
+            )
+            if controls
+            else None
+        )
+        passing = set(self.baseline.passing) if self.baseline is not None else set()
+
+        def make_job(plan: Plan) -> Job:
+            if gate is not None:
+                planner.settle_timing(plan)  # its tests' control durations are in now
             name, _ = self.target.module_name(plan.mutant.file)
             spec = planner.job_spec(plan, self.copy_root, name, fresh_import_allowance)
             watchdog = plan.timeout + (fresh_import_allowance if spec.needs_fresh_import else 0.0)
-            jobs.append(Job(plan.mutant.id, spec, watchdog=watchdog + fresh_import_allowance, data=plan))
-        # longest first: the slowest mutants start early and do not leave one worker finishing alone
-        jobs.sort(key=lambda job: -job.watchdog)
+            return Job(plan.mutant.id, spec, watchdog=watchdog + fresh_import_allowance, data=plan)
+
+        def longest_first(jobs: list[Job]) -> list[Job]:
+            # the slowest mutants start early and do not leave one worker finishing alone
+            return sorted(jobs, key=lambda job: -job.watchdog)
+
+        jobs = longest_first([make_job(p) for p in (gate.open() if gate is not None else pending)])
         fresh_imports = [job for job in jobs if job.spec.needs_fresh_import]
-        control = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
-        if control is not None:  # the fresh imports wait for it; the other mutants need not
-            jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
+        held_fresh: list[Job] = []  # with deferred controls: fresh imports wait for all of them
+        if gate is not None:
+            held_fresh, fresh_imports = fresh_imports, []
+            by_test = {job.data[1][0]: job for job in controls}
+            assert self.baseline is not None
+            first = control_order(list(by_test), (p.covering for p in pending), self.baseline.duration)
+            jobs = [*(by_test[t] for t in first), *(job for job in jobs if not job.spec.needs_fresh_import)]
+        else:
+            control = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
+            if control is not None:  # the fresh imports wait for it; the other mutants need not
+                jobs = [control, *(job for job in jobs if not job.spec.needs_fresh_import)]
+
+        def on_control(job: Job, result: JobResult) -> list[Job] | None:
+            """One test's control run came back: record it, release the mutants it completes."""
+            assert gate is not None and self.baseline is not None
+            nodeid = job.data[1][0]
+            self.stats.record_cpu("control", result)
+            record = outcome_of(nodeid, result)
+            if nodeid in passing:  # as ``ForkedBaseline.baseline``: only passing tests keep one
+                self.baseline.control[nodeid] = record
+            if nodeid in self.baseline.unchecked:
+                self.baseline.unchecked.remove(nodeid)
+            if nodeid in passing and record["outcome"] != "passed":
+                gate.did_not_pass(nodeid)  # flaky: nothing more is released (see after the run)
+                return None
+            follow = [make_job(p) for p in gate.passed(nodeid)]
+            held_fresh.extend(j for j in follow if j.spec.needs_fresh_import)
+            follow = [j for j in follow if not j.spec.needs_fresh_import]
+            if gate.done and not gate.failed:
+                if controlled is not None:
+                    controlled()
+                fresh_imports.extend(longest_first(held_fresh))
+                zygote = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
+                follow += [zygote] if zygote is not None else fresh_imports
+            return longest_first(follow) or None
 
         order = KillerFirst() if self.config.fast else None
         parts_done: dict[str, list[tuple[Part, JobResult]]] = {}
@@ -691,6 +776,8 @@ class Engine:
             ]
 
         def on_result(job: Job, result: JobResult) -> list[Job] | None:
+            if gate is not None and isinstance(job.data, tuple) and job.data[0] == "control":
+                return on_control(job, result)
             if job.id == zygote_trust_check.CONTROL_ID:
                 self.stats.record_cpu("zygote-control", result)
                 assert self.baseline is not None
@@ -729,6 +816,10 @@ class Engine:
             )
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
+        if gate is not None and gate.failed and self.baseline is not None:
+            if controlled is not None:
+                controlled()  # stored as it is: the next run stops at once with the same error
+            self._flaky_policy(self.baseline)  # the flaky-test error, as without the overlap
 
     def _zygote_trust_check(self, jobs: list[Job], allowance: float) -> Job | None:
         """The zygote's control job for the fresh-import ``jobs`` (see ``zygote_trust_check``), or
@@ -775,6 +866,12 @@ class Engine:
         if note and note not in self._zygote_warnings:
             self._zygote_warnings.add(note)
             warning(note)
+
+
+def _baseline_job(kind: str, tests: list[str]) -> Job:
+    """A measured batch (``kind`` "baseline") or one test's control run ("control")."""
+    spec = JobSpec.plain(tests, BASELINE_TIMEOUT, measure_baseline=kind == "baseline")
+    return Job(f"{kind}:{tests[0]}", spec, watchdog=BASELINE_TIMEOUT, data=(kind, tests))
 
 
 def run_engine(
