@@ -176,11 +176,11 @@ def measure_section(repeat: int, workers: int, quick: bool) -> Section:
     section.notes.append(
         "Before the first mutant, mutagent pays: its own start-up up to the first worker's launch "
         "(the reports, which import libcst's matchers, load only after the run), one pytest start-up "
-        "(the first worker imports the plugins and collects; the other workers are forked from it, "
-        "no second start-up), then the baseline on all workers: measured batches with per-test "
-        "coverage, then every test once more alone (the control run). The mutants are generated, and "
-        "the module-level ones' narrow analysis made, in a thread of the engine during the start-up "
-        "and the baseline (`orchestration/ahead.py`); the plans then need only the baseline's figures."
+        "(the first worker imports the plugins and collects while the mutants are generated; the "
+        "other workers are forked from it, no second start-up), then the baseline on all workers: "
+        "measured batches with per-test coverage, then every test once more alone (the control "
+        "run). The module-level mutants' narrow analysis is made in a thread of the engine during "
+        "the start-up and the baseline (`orchestration/ahead.py`)."
     )
     section.notes.append(
         "The control run is not folded into the measured batches: it is each test's second run, "

@@ -154,38 +154,18 @@ class Engine:
             if increment is not None:
                 self._write_warm_up(increment.previous)
             self._ensure_pool(self.config.workers, measure=increment is None)
-        module_of = {f: self.target.module_name(f)[0] for f in self.files}
-        sources = {f: self.files[f] for f in self.target.sources}
-        narrow = NarrowAhead(sources, self.files, module_of)
-        baseline: Baseline | None = None
-        narrowing: Ahead[None] | None = None  # the narrow analysis, when not made with the mutants
-        if self.pool is not None and self.mutant_filter is None:
-            # Nothing waits for the mutants before the plans: they are generated (and their narrow
-            # analysis made) in a thread while the baseline runs here (see ``ahead``). With
-            # ``--since``/``--shard`` they come first, as a run with none to judge skips the baseline.
-            stored = self._stored_generation(store, source)
-            generated: dict[str, list[Mutant]] = {}
-
-            def generate() -> list[Mutant]:
-                found = self._generate_missing(source, stored, generated)
-                narrow.analyse(found)
-                return found
-
-            generating = Ahead(generate)
-            baseline = self._fresh_baseline(increment)
-            try:
-                mutants = generating.result()
-            finally:
-                self._save_generation(store, source, stored, generated)
-        else:
-            mutants = self._generate(store, source)
+        mutants = self._generate(store, source)
         self.stats.generated = len(mutants)
         self.stats.files_scanned = len(self.target.sources)
         if self.mutant_filter is not None:
             mutants = self.mutant_filter(mutants)
         self.stats.mutants = len(mutants)
-        if baseline is None and mutants:
-            narrowing = Ahead(lambda: narrow.analyse(mutants))
+        # the narrow analysis of module-level mutants needs no baseline: it runs in a thread while
+        # the workers start and the baseline runs (see ``ahead``)
+        module_of = {f: self.target.module_name(f)[0] for f in self.files}
+        sources = {f: self.files[f] for f in self.target.sources}
+        narrow = NarrowAhead(sources, self.files, module_of)
+        narrowing = Ahead(lambda: narrow.analyse(mutants)) if mutants else None
         if not mutants and cached is None:
             # Nothing to judge (say, ``--since`` on a change that touches no source line): the
             # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
@@ -202,8 +182,7 @@ class Engine:
             if baseline.unchecked:  # the run that measured it stopped during its control run
                 self._deferred_controls = [_baseline_job("control", [n]) for n in baseline.unchecked]
         else:
-            if baseline is None:
-                baseline = self._fresh_baseline(increment)
+            baseline = self._fresh_baseline(increment)
             store.save_baseline(key, baseline.to_json(), basis)  # again once deferred controls are in
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, module_of)
@@ -264,39 +243,15 @@ class Engine:
 
     def _generate(self, store: Store, source: MutantSource) -> list[Mutant]:
         """Every mutant of every source file, from the store's cache when file and operators match."""
-        stored = self._stored_generation(store, source)
-        generated: dict[str, list[Mutant]] = {}
-        try:
-            return self._generate_missing(source, stored, generated)
-        finally:
-            self._save_generation(store, source, stored, generated)
-
-    def _stored_generation(
-        self, store: Store, source: MutantSource
-    ) -> dict[str, tuple[str, list[Mutant] | None]]:
-        """Per source file: its cache key and the stored mutants (``None``: to generate)."""
-        stored: dict[str, tuple[str, list[Mutant] | None]] = {}
-        for relative in self.target.sources:
-            text = self.files[relative]
-            file_key = hashlib.sha256(f"{source.key}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
-            stored[relative] = (file_key, store.load_generated(relative, file_key))
-        return stored
-
-    def _generate_missing(
-        self,
-        source: MutantSource,
-        stored: dict[str, tuple[str, list[Mutant] | None]],
-        generated: dict[str, list[Mutant]],
-    ) -> list[Mutant]:
-        """The mutants of every file, generating (into ``generated``) those not stored; touches
-        neither the store nor the console, so it may run in a thread (``_run_locked``)."""
         mutants: list[Mutant] = []
         seen: set[str] = set()
         for relative in self.target.sources:
-            cached = stored[relative][1]
+            text = self.files[relative]
+            file_key = hashlib.sha256(f"{source.key}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+            cached = store.load_generated(relative, file_key)
             if cached is None:
                 try:
-                    cached = source.generate(self.root, relative, self.files[relative])
+                    cached = source.generate(self.root, relative, text)
                 except MutagentError:
                     raise
                 except Exception as exc:  # an operator bug must not become a traceback
@@ -304,23 +259,13 @@ class Engine:
                         f"generating the mutants of {relative} failed: {type(exc).__name__}: {exc}",
                         exitcodes.INTERNAL_ERROR,
                     ) from exc
-                generated[relative] = cached
+                if relative not in getattr(source, "incomplete", ()):
+                    store.save_generated(relative, file_key, cached)
             for mutant in cached:
                 if mutant.id not in seen:
                     seen.add(mutant.id)
                     mutants.append(mutant)
         return mutants
-
-    def _save_generation(
-        self,
-        store: Store,
-        source: MutantSource,
-        stored: dict[str, tuple[str, list[Mutant] | None]],
-        generated: dict[str, list[Mutant]],
-    ) -> None:
-        for relative, mutants in generated.items():
-            if relative not in getattr(source, "incomplete", ()):
-                store.save_generated(relative, stored[relative][0], mutants)
 
     # --- workspace, baseline, control run --------------------------------------------------
     def _ensure_workspace(self) -> sandbox.Workspace:
