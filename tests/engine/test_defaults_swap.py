@@ -13,6 +13,7 @@ from mutagent.engine.harness.child import apply_defaults, defaults_fit
 from mutagent.engine.messages import DefaultsSwap, JobSpec
 from mutagent.engine.selection.analysis import SourceMap
 from mutagent.engine.selection.defaults import DefaultsChange, defaults_change
+from mutagent.engine.selection.import_reads import ImportTime
 from mutagent.engine.selection.names import import_time_nodes
 from mutagent.model import Location
 
@@ -41,7 +42,7 @@ def _change(
     files = {"pkg/mod.py": source, **{f: textwrap.dedent(t) for f, t in (others or {}).items()}}
     sources = {f: t for f, t in files.items() if not f.startswith("tests/")}
     lines = ran if ran is not None else _ran_at_import(sources)
-    return defaults_change(SourceMap(source), location, mutated, files, sources, lines)
+    return defaults_change(SourceMap(source), location, mutated, ImportTime(files, sources, lines))
 
 
 def _ran_at_import(sources: dict[str, str]) -> dict[str, list[int]]:

@@ -13,6 +13,7 @@ import pytest
 from mutagent.engine.harness.child import apply_values, live_owner, swapped_value
 from mutagent.engine.messages import JobSpec, ValueSwap
 from mutagent.engine.selection.analysis import SourceMap
+from mutagent.engine.selection.import_reads import ImportTime
 from mutagent.engine.selection.module_values import ValueChange, value_change
 from mutagent.model import Location
 
@@ -37,9 +38,8 @@ def _verdict(
     files = {MOD: source, **{f: textwrap.dedent(t) for f, t in (others or {}).items()}}
     sources = {f: t for f, t in files.items() if not f.startswith("tests/")}
     lines = {MOD: import_lines, **(others_import_lines or {})}
-    return value_change(
-        MOD, SourceMap(source), Location(line, col, line, col + len(before)), mutated, files, sources, lines
-    )
+    where = Location(line, col, line, col + len(before))
+    return value_change(MOD, SourceMap(source), where, mutated, ImportTime(files, sources, lines))
 
 
 READER = "def retryable(status):\n    return status in STATUSES\n"
@@ -253,8 +253,11 @@ def test_a_source_module_first_imported_by_a_test_keeps_every_constant_a_fresh_i
     where = Location(1, 11, 1, 32)
     files = {MOD: source, "pkg/lazy.py": "from pkg import build\nTABLE = build()\n"}
     ran = {MOD: [1, 2]}
-    lazy = value_change(MOD, SourceMap(source), where, mutated, files, files, ran, [MOD, "pkg/lazy.py"])
+    lazy = value_change(
+        MOD, SourceMap(source), where, mutated, ImportTime(files, files, ran, [MOD, "pkg/lazy.py"])
+    )
     assert lazy == "pkg/lazy.py is first imported during the tests (its import-time reads are not recorded)"
     assert isinstance(
-        value_change(MOD, SourceMap(source), where, mutated, files, files, ran, [MOD]), ValueChange
+        value_change(MOD, SourceMap(source), where, mutated, ImportTime(files, files, ran, [MOD])),
+        ValueChange,
     )

@@ -19,6 +19,7 @@ from mutagent.engine.orchestration.baseline import Baseline
 from mutagent.engine.selection.analysis import Locus, SourceMap, find_code, locate
 from mutagent.engine.selection.defaults import DefaultsChange, defaults_change
 from mutagent.engine.selection.fingerprint import mutant_fingerprint
+from mutagent.engine.selection.import_reads import ImportTime
 from mutagent.engine.selection.imports import ImportGraph, select_tests_in
 from mutagent.engine.selection.module_values import ValueChange, value_change
 from mutagent.engine.selection.narrow import Broad, Narrower
@@ -199,6 +200,10 @@ class Planner:
             self.baseline.duration(nodeid), self.baseline.cpu(nodeid), self.factor, self.constant
         )
 
+    def _import_time(self) -> ImportTime:
+        """What the baseline says about import time, for the in-place value swaps."""
+        return ImportTime(self.files, self.sources, self.baseline.import_lines, self.baseline.imported)
+
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))
         if key not in self._original_code:
@@ -217,13 +222,7 @@ class Planner:
         reason = "runs at import time (module level, class body or a top-level def header)"
         if not plan.locus.levels and not plan.locus.file_wide:  # a def header run at import time
             change = defaults_change(
-                self.source_map(mutant.file),
-                mutant.location,
-                mutated_source,
-                self.files,
-                self.sources,
-                self.baseline.import_lines,
-                self.baseline.imported,
+                self.source_map(mutant.file), mutant.location, mutated_source, self._import_time()
             )
             if isinstance(change, DefaultsChange):
                 swap = []
@@ -238,10 +237,7 @@ class Planner:
                 self.source_map(mutant.file),
                 mutant.location,
                 mutated_source,
-                self.files,
-                self.sources,
-                self.baseline.import_lines,
-                self.baseline.imported,
+                self._import_time(),
             )
             if isinstance(value, ValueChange):
                 swap = []

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import ast
 import marshal
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mutagent.engine.selection.analysis import FUNCTIONS, SourceMap, first_line
-from mutagent.engine.selection.import_reads import read_at_import
+from mutagent.engine.selection.import_reads import ImportTime
 from mutagent.engine.selection.names import import_time_nodes
 from mutagent.model import Location
 
@@ -59,20 +58,9 @@ class DefaultsChange:
 
 
 def defaults_change(
-    smap: SourceMap,
-    location: Location,
-    mutated_source: str,
-    files: Mapping[str, str],
-    sources: Mapping[str, str],
-    import_lines: Mapping[str, list[int]] | None,
-    imported: Collection[str] = (),
+    smap: SourceMap, location: Location, mutated_source: str, import_time: ImportTime
 ) -> DefaultsChange | str:
-    """The change a default-value mutant at ``location`` makes, or why it needs a fresh import.
-    ``files`` are every source and test file, ``sources`` the target's, ``import_lines`` the
-    baseline's lines run at import (``None``: not recorded), ``imported`` the source files it saw
-    run at all."""
-    if import_lines is None:
-        return "the baseline did not record which lines run at import"
+    """The change a default-value mutant at ``location`` makes, or why it needs a fresh import."""
     chain = smap.chain(location)
     found = _enclosing_header_default(smap, chain, location)
     if isinstance(found, str):
@@ -100,7 +88,7 @@ def defaults_change(
     decorator = next((d for d in original.decorator_list if not _transparent(d)), None)
     if decorator is not None:
         return f"decorated with {ast.unparse(decorator)}, which may have read the old default"
-    reason = read_at_import(original.name, files, sources, import_lines, False, imported)
+    reason = import_time.reads(original.name, copies_matter=False)
     if reason:
         return reason
     return DefaultsChange(original.name, first_line(original), tuple(positional), tuple(keyword))

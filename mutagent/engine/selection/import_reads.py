@@ -14,8 +14,27 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 
 from mutagent.engine.selection.names import import_time_nodes
+
+
+@dataclass(frozen=True)
+class ImportTime:
+    """What a run knows about import time: every source and test file's text (``files``), the
+    target's sources among them, the lines the baseline saw run at import (``None``: not
+    recorded) and the source files it saw run at all (``imported``)."""
+
+    files: Mapping[str, str]
+    sources: Mapping[str, str]
+    import_lines: Mapping[str, list[int]] | None
+    imported: Collection[str] = ()
+
+    def reads(self, name: str, copies_matter: bool) -> str:
+        """``read_at_import`` with these facts (or why they cannot tell)."""
+        if self.import_lines is None:
+            return "the baseline did not record which lines run at import"
+        return read_at_import(name, self.files, self.sources, self.import_lines, copies_matter, self.imported)
 
 
 def read_at_import(

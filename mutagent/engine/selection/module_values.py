@@ -26,11 +26,11 @@ conservative, and any doubt leaves the mutant to its fresh import:
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mutagent.engine.selection.analysis import SourceMap
-from mutagent.engine.selection.import_reads import read_at_import
+from mutagent.engine.selection.import_reads import ImportTime
 from mutagent.engine.selection.names import Broad, bound_names, import_time_nodes, module_bindings
 from mutagent.model import Location
 
@@ -45,21 +45,10 @@ class ValueChange:
 
 
 def value_change(
-    file: str,
-    smap: SourceMap,
-    location: Location,
-    mutated_source: str,
-    files: Mapping[str, str],
-    sources: Mapping[str, str],
-    import_lines: Mapping[str, list[int]] | None,
-    imported: Collection[str] = (),
+    file: str, smap: SourceMap, location: Location, mutated_source: str, import_time: ImportTime
 ) -> ValueChange | str:
     """The rebinding a constant mutant at ``location`` of ``file`` amounts to, or why only a
-    fresh import applies it. ``files`` are every source and test file, ``sources`` the target's,
-    ``import_lines`` the baseline's lines run at import (``None``: not recorded), ``imported`` the
-    source files it saw run at all."""
-    if import_lines is None:
-        return "the baseline did not record which lines run at import"
+    fresh import applies it."""
     found = _assignment(smap, location)
     if isinstance(found, str):
         return found
@@ -80,7 +69,7 @@ def value_change(
     reason = _bound_once(smap.tree, owner, name)
     if reason:
         return reason
-    reason = read_at_import(name, files, sources, import_lines, True, imported)
+    reason = import_time.reads(name, copies_matter=True)
     if reason:
         return reason
     return ValueChange(owner, name, ast.unparse(value))
