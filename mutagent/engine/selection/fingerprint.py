@@ -12,13 +12,12 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
-
-import pytest
 
 from mutagent import __version__
 from mutagent.model import Mutant
@@ -65,13 +64,24 @@ def mutant_fingerprint(
     )
 
 
+def _pytest_version() -> str:
+    """pytest's version, part of every cache key, read without importing pytest: the engine
+    computes the keys before it starts its first worker, and importing pytest costs ~90 ms."""
+    try:
+        return importlib.metadata.version("pytest")
+    except importlib.metadata.PackageNotFoundError:  # a pytest without distribution metadata
+        import pytest
+
+        return pytest.__version__
+
+
 def _settings_parts(
     root: Path, config_texts: dict[str, str], test_args: list[str] | None, pass_env: list[str]
 ) -> list[str]:
     return [
         __version__,
         sys.version,
-        pytest.__version__,
+        _pytest_version(),
         root.name,
         json.dumps(test_args),
         json.dumps(sorted(pass_env)),
