@@ -8,6 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from testkit.operator_runs import mutants, mutated
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.generate import generate_for_source
@@ -23,15 +24,6 @@ RETRY_OPERATORS = (
     "misclassify-retryable",
 )
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def mutants(name: str, source: str) -> list:
-    return generate_for_source(textwrap.dedent(source), "t.py", [all_operators()[name]])
-
-
-def mutated(name: str, source: str) -> list[str]:
-    source = textwrap.dedent(source)
-    return [mu.mutated_source(source) for mu in mutants(name, source)]
 
 
 # -- vocabulary ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from testkit.operator_runs import mutants, mutated
 
 from mutagent.mutation.generate import generate_for_source
 from mutagent.mutation.registry import all_operators
@@ -27,15 +28,6 @@ STREAM_OPERATORS = (
     "accept-truncated-tool-arguments",
 )
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def mutants(name: str, source: str) -> list:
-    return generate_for_source(textwrap.dedent(source), "t.py", [all_operators()[name]])
-
-
-def mutated(name: str, source: str) -> list[str]:
-    source = textwrap.dedent(source)
-    return [mu.mutated_source(source) for mu in mutants(name, source)]
 
 
 def load(source: str) -> dict:

@@ -9,8 +9,10 @@ by an enclosing function come from mutated code too) and run its tests in-proces
 
 from __future__ import annotations
 
+import abc
 import gc
 import os
+import sys
 import traceback
 import types
 from collections import defaultdict
@@ -85,9 +87,6 @@ def live_owner(module: str, path: str, owner: str) -> Any:
     a string saying why it cannot: not imported from ``path``, or a class whose creation may have
     consumed its attributes (a metaclass other than ``type``/``ABCMeta``, a base's
     ``__init_subclass__``: enums, pydantic models, ORM columns)."""
-    import abc
-    import sys
-
     live = sys.modules.get(module)
     live_file = getattr(live, "__file__", None)
     if live is None or not live_file or os.path.realpath(live_file) != os.path.realpath(path):
@@ -105,8 +104,6 @@ def live_owner(module: str, path: str, owner: str) -> Any:
 def swapped_value(module: str, expression: str) -> Any:
     """A constant's mutated value, evaluated in its module's namespace (pure by the planner's
     rule: literals and side-effect-free constructors, so evaluating it again changes nothing)."""
-    import sys
-
     namespace = vars(sys.modules[module])
     return eval(compile(expression, f"<mutated value in {module}>", "eval"), namespace)  # noqa: S307
 

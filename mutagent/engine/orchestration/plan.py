@@ -96,6 +96,7 @@ class Planner:
         self._original_code: dict[tuple[str, str], CodeType] = {}
         self.narrower = narrower or Narrower(sources, files, graph.module_of, baseline.import_lines)
         self._breadth: dict[str, int] | None = None
+        self._import_facts: ImportTime | None = None
 
     def source_map(self, file: str) -> SourceMap:
         if file not in self._maps:
@@ -201,8 +202,13 @@ class Planner:
         )
 
     def _import_time(self) -> ImportTime:
-        """What the baseline says about import time, for the in-place value swaps."""
-        return ImportTime(self.files, self.sources, self.baseline.import_lines, self.baseline.imported)
+        """What the baseline says about import time, for the in-place value swaps (made once)."""
+        if self._import_facts is None:
+            baseline = self.baseline
+            self._import_facts = ImportTime(
+                self.files, self.sources, baseline.import_lines, baseline.imported
+            )
+        return self._import_facts
 
     def _original(self, file: str, path: Path) -> CodeType:
         key = (file, str(path))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mutagent.engine.selection.names import import_time_nodes
 
@@ -23,60 +23,65 @@ from mutagent.engine.selection.names import import_time_nodes
 class ImportTime:
     """What a run knows about import time: every source and test file's text (``files``), the
     target's sources among them, the lines the baseline saw run at import (``None``: not
-    recorded) and the source files it saw run at all (``imported``)."""
+    recorded) and the source files it saw run at all (``imported``). One per run's planner: every
+    mutant of a constant asks the same question, so the answers and the parsed files are kept."""
 
     files: Mapping[str, str]
     sources: Mapping[str, str]
     import_lines: Mapping[str, list[int]] | None
     imported: Collection[str] = ()
+    _answers: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
+    _trees: dict[str, ast.Module | None] = field(default_factory=dict, compare=False, repr=False)
 
     def reads(self, name: str, copies_matter: bool) -> str:
-        """``read_at_import`` with these facts (or why they cannot tell)."""
-        if self.import_lines is None:
+        """Why ``name`` may have been read (or, with ``copies_matter``, copied) at import time,
+        or empty: nothing then kept its old value, so setting a new one in a warm worker's child
+        is the same program as importing the mutated module again.
+
+        A source file the baseline saw run (``imported``) but not at import was first imported
+        by a test, and what its import-time code read (through any function) was not recorded
+        apart from the test's own lines."""
+        key = (name, copies_matter)
+        if key not in self._answers:
+            self._answers[key] = self._reads(name, copies_matter)
+        return self._answers[key]
+
+    def _reads(self, name: str, copies_matter: bool) -> str:
+        import_lines = self.import_lines
+        if import_lines is None:
             return "the baseline did not record which lines run at import"
-        return read_at_import(name, self.files, self.sources, self.import_lines, copies_matter, self.imported)
+        lazy = sorted(set(self.imported) - set(import_lines))
+        if lazy:
+            return f"{lazy[0]} is first imported during the tests (its import-time reads are not recorded)"
+        for other, text in self.files.items():
+            if name not in text and "*" not in text:  # neither names it nor may star-import it
+                continue
+            tree = self._tree(other)
+            if tree is None:
+                return f"{other} does not parse"
+            for node in import_time_nodes(tree):
+                if (
+                    copies_matter
+                    and isinstance(node, ast.ImportFrom)
+                    and any(a.name in (name, "*") for a in node.names)
+                ):
+                    return f"{other}:{node.lineno} binds a copy of it at import time"
+            problem = (
+                _source_reads(other, tree, name, import_lines)
+                if other in self.sources
+                else _test_reads(other, tree, name)
+            )
+            if problem:
+                return problem
+        return ""
 
-
-def read_at_import(
-    name: str,
-    files: Mapping[str, str],
-    sources: Mapping[str, str],
-    import_lines: Mapping[str, list[int]],
-    copies_matter: bool,
-    imported: Collection[str] = (),
-) -> str:
-    """Why ``name`` may have been read (or, with ``copies_matter``, copied) at import time, or
-    empty: nothing then kept its old value, so setting a new one in a warm worker's child is the
-    same program as importing the mutated module again.
-
-    ``imported`` are the source files the baseline saw run at all: one that is not among those
-    run at import (``import_lines``) was first imported by a test, and what its import-time code
-    read (through any function) was not recorded apart from the test's own lines."""
-    lazy = sorted(set(imported) - set(import_lines))
-    if lazy:
-        return f"{lazy[0]} is first imported during the tests (its import-time reads are not recorded)"
-    for other, text in files.items():
-        if name not in text and "*" not in text:  # neither names it nor may star-import it
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            return f"{other} does not parse"
-        for node in import_time_nodes(tree):
-            if (
-                copies_matter
-                and isinstance(node, ast.ImportFrom)
-                and any(a.name in (name, "*") for a in node.names)
-            ):
-                return f"{other}:{node.lineno} binds a copy of it at import time"
-        problem = (
-            _source_reads(other, tree, name, import_lines)
-            if other in sources
-            else _test_reads(other, tree, name)
-        )
-        if problem:
-            return problem
-    return ""
+    def _tree(self, file: str) -> ast.Module | None:
+        if file not in self._trees:
+            try:
+                self._trees[file] = ast.parse(self.files[file])
+            except SyntaxError:
+                self._trees[file] = None
+        return self._trees[file]
 
 
 def _source_reads(file: str, tree: ast.Module, name: str, import_lines: Mapping[str, list[int]]) -> str:
