@@ -3,7 +3,12 @@ tests passed alone (``orchestration/control.py``)."""
 
 from __future__ import annotations
 
-from mutagent.engine.orchestration.control import ControlGate, control_order, provisional_controls
+from mutagent.engine.orchestration.control import (
+    ControlGate,
+    control_order,
+    provisional_controls,
+    release_ranks,
+)
 
 
 def _gate() -> ControlGate[str]:
@@ -47,3 +52,35 @@ def test_provisional_controls_stand_in_as_passed_with_the_batch_durations() -> N
         "a": {"outcome": "passed", "duration": 0.5, "cpu": 0.0},
         "b": {"outcome": "passed", "duration": 0.25, "cpu": 0.0},
     }
+
+
+def test_the_longest_mutant_and_its_controls_go_ahead_of_short_ones() -> None:
+    durations = {"a": 0.1, "b": 0.1, "c": 0.1, "d": 0.5, "e": 0.01, "f": 0.01}.__getitem__
+    held = [
+        ("first", 1.5, ["f"]),  # the cheapest to release: ranked first of all (next test)
+        ("short", 1.6, ["a"]),
+        ("long", 8.5, ["a", "b", "c"]),
+        ("middle", 3.0, ["d"]),
+    ]
+    controls, mutants = release_ranks(["a", "b", "c", "d", "e", "f"], held, durations)
+    assert mutants["long"] > mutants["middle"] > mutants["short"]
+    assert controls["b"] > mutants["long"]  # a control goes just ahead of the mutant it holds
+    assert controls["a"] == controls["b"] == controls["c"]  # a: ranked with the longest it holds
+    assert controls["d"] > mutants["middle"] and controls["d"] < mutants["long"]
+    assert controls["e"] < min(mutants.values())  # holds nothing: last
+
+
+def test_the_cheapest_mutant_to_release_and_its_controls_go_first_of_all() -> None:
+    durations = {"a": 0.1, "b": 0.1, "c": 0.1, "x": 0.01}.__getitem__
+    held = [("long", 8.5, ["a", "b", "c"]), ("first", 1.6, ["x"]), ("free", 1.5, ["y"])]
+    controls, mutants = release_ranks(["a", "b", "c", "x"], held, durations)
+    # "free" waits on no control at all (cheapest: 0 s), so it is the one released at once
+    assert mutants["free"] > mutants["long"] > mutants["first"]
+    controls, mutants = release_ranks(["a", "b", "c", "x"], held[:2], durations)
+    assert mutants["first"] > controls["a"] and controls["x"] > controls["a"]
+    order = sorted(
+        [*(("c", t) for t in controls), *(("m", k) for k in mutants)],
+        key=lambda item: (controls if item[0] == "c" else mutants)[item[1]],
+        reverse=True,
+    )
+    assert order[:3] == [("c", "x"), ("m", "first"), ("c", "a")]

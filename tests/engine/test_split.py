@@ -155,3 +155,15 @@ def test_the_pool_splits_only_for_idle_workers_with_nothing_else_to_take(tmp_pat
     assert [job.id for job in queue] == ["m#1"]  # for the other idle worker, in this same round
     pool.workers[1].state = "busy"
     assert pool._split(taker, Job("m", spec, 1.0), deque(), split).id == "m"  # nobody idle to help
+
+
+def test_ranked_follow_ups_take_their_place_among_the_waiting_jobs(tmp_path: Path) -> None:
+    pool = Pool(2, [], tmp_path, {}, tmp_path)
+    spec = JobSpec(("t::a",), 1.0)
+    queue: deque[Job] = deque([Job("x", spec, 1.0, rank=(0, 9.0)), Job("y", spec, 1.0, rank=(0, 2.0))])
+    pool._enqueue(queue, [Job("follow", spec, 1.0)])
+    assert [job.id for job in queue] == ["follow", "x", "y"]  # unranked: next in line
+    queue.popleft()
+    pool.by_rank = True
+    pool._enqueue(queue, [Job("long", spec, 1.0, rank=(0, 5.0)), Job("tie", spec, 1.0, rank=(0, 2.0))])
+    assert [job.id for job in queue] == ["x", "long", "y", "tie"]  # after equals: arrival order kept

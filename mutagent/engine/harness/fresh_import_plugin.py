@@ -29,6 +29,7 @@ import pytest
 
 from mutagent.engine.harness import netblock
 from mutagent.engine.harness.pytest_support import add_report, short_message
+from mutagent.engine.harness.summary_work import pytest_runtest_makereport  # noqa: F401 - a hook
 from mutagent.engine.protocol import die_with_parent
 
 with open(os.environ["MUTAGENT_FRESH_IMPORT"], encoding="utf-8") as _handle:

@@ -17,6 +17,7 @@ import pytest
 
 from mutagent.engine.harness import netblock, probe, worker_fork  # noqa: F401 - takes its socket now
 from mutagent.engine.harness.pytest_support import add_report
+from mutagent.engine.harness.summary_work import pytest_runtest_makereport  # noqa: F401 - a hook
 from mutagent.engine.messages import WorkerConfig
 from mutagent.engine.protocol import die_with_parent
 

@@ -107,3 +107,39 @@ def control_order(
     first = min((s for s in sets if s), key=lambda s: (sum(duration(t) for t in s), sorted(s)), default=set())
     rest = sorted((t for t in tests if t not in first), key=lambda t: (-waiting_on.get(t, 0), duration(t), t))
     return sorted(first, key=lambda t: (duration(t), t)) + rest
+
+
+Rank = tuple[float, float, float]
+
+
+def release_ranks(
+    tests: list[str],
+    held: Iterable[tuple[str, float, Iterable[str]]],
+    duration: Callable[[str], float],
+) -> tuple[dict[str, Rank], dict[str, Rank]]:
+    """Ranks (``Job.rank``: the higher, the earlier) for the control jobs of ``tests`` and the
+    mutants ``held`` for them, each given as (key, time limit, covering tests).
+
+    A run ends when its last job does, so the mutants that can take longest (the largest time
+    limit: the slowest tests, or the most of them, and a Timeout always runs to its limit) start
+    first and the short ones fill in around them; a control ranks with the longest mutant it
+    holds, just ahead of it. Ranked by release alone, a mutant that waits on many controls (the
+    one covered by most of the suite) was released late and ran on one worker long after the
+    other had finished. One exception keeps the first verdict early: the mutant cheapest to
+    release (the least control time) and its controls go first of all.
+    """
+    outstanding = set(tests)
+    mutants = [(key, limit, set(covering) & outstanding) for key, limit, covering in held]
+    control_rank: dict[str, Rank] = {test: (0, -1.0, 1) for test in tests}  # holding nothing: last
+    mutant_rank: dict[str, Rank] = {}
+    for key, limit, waits_on in mutants:
+        mutant_rank[key] = (0, limit, 0)
+        for test in waits_on:
+            control_rank[test] = max(control_rank[test], (0, limit, 1))
+    gated = [(sum(duration(t) for t in waits_on), limit, key, waits_on) for key, limit, waits_on in mutants]
+    if gated:
+        _, _, first, waits_on = min(gated, key=lambda g: (g[0], g[1], sorted(g[3]), g[2]))
+        mutant_rank[first] = (1, 0.0, 0)
+        for test in waits_on:
+            control_rank[test] = (2, -duration(test), 1)  # the shortest first
+    return control_rank, mutant_rank

@@ -58,6 +58,8 @@ class Job:
     # jobs sharing an affinity go to the worker that already ran one when it can (its zygote is
     # warm); another worker takes them only when it has nothing else or many are waiting
     affinity: str | None = None
+    # with ``Pool.run(by_rank=True)``: the higher, the earlier a worker takes it (see ``_enqueue``)
+    rank: tuple[float, ...] = ()
 
 
 @dataclass
@@ -130,6 +132,7 @@ class Pool:
         self.log_dir = log_dir
         self.before_restart = before_restart
         self.on_assign: Callable[[Job], None] | None = None
+        self.by_rank = False  # ``run``: the queue ordered by ``Job.rank``
         self.selector = selectors.DefaultSelector()
         self.workers: list[_Worker] = []
         self.startup_failures = 0
@@ -272,14 +275,18 @@ class Pool:
         on_tick: Callable[[], None] | None = None,
         on_assign: Callable[[Job], None] | None = None,
         split: Callable[[Job, int], list[Job] | None] | None = None,
+        by_rank: bool = False,
     ) -> None:
         """Run every job; ``on_result`` gets each worker's result (or a synthetic ``worker_died``)
-        and may return follow-up jobs, which run next (jobs that had to wait for that result);
-        ``on_assign`` may still adjust a job's spec the moment a worker takes it; ``split`` may
-        cut a job a worker takes into parts when fewer jobs wait than there are other idle
-        workers (the first part runs there, the others on those workers)."""
+        and may return follow-up jobs, which run next (jobs that had to wait for that result), or
+        with ``by_rank`` take their place by ``Job.rank`` among the waiting jobs (highest first,
+        in arrival order among equals); ``on_assign`` may still adjust a job's spec the moment a
+        worker takes it; ``split`` may cut a job a worker takes into parts when fewer jobs wait
+        than there are other idle workers (the first part runs there, the others on those
+        workers)."""
         self.on_assign = on_assign
-        queue: deque[Job] = deque(jobs)
+        self.by_rank = by_rank
+        queue: deque[Job] = deque(sorted(jobs, key=lambda job: job.rank, reverse=True) if by_rank else jobs)
         while queue or any(w.state == "busy" for w in self.workers):
             for worker in self.workers:
                 if worker.state == "idle" and queue:
@@ -297,6 +304,16 @@ class Pool:
                     self._on_death(worker, queue, on_result, "stopped answering")
             if on_tick:
                 on_tick()
+
+    def _enqueue(self, queue: deque[Job], follow: list[Job]) -> None:
+        """Follow-up jobs: next in line, or (``by_rank``) each after the waiting jobs ranked at
+        least as high, so a long job released late still starts before short ones."""
+        if not self.by_rank:
+            queue.extendleft(reversed(follow))
+            return
+        for job in follow:
+            position = next((i for i, waiting in enumerate(queue) if waiting.rank < job.rank), len(queue))
+            queue.insert(position, job)
 
     def _pick(self, worker: _Worker, queue: deque[Job]) -> Job | None:
         """The first queued job this worker should run (removed from ``queue``), or ``None`` to
@@ -328,6 +345,8 @@ class Pool:
         parts = split(job, spare + 1)
         if not parts:
             return job
+        for part in parts:
+            part.rank = part.rank or job.rank
         queue.extendleft(reversed(parts[1:]))
         return parts[0]
 
@@ -369,7 +388,7 @@ class Pool:
                 worker.warm = result.warm
             job = worker.job
             worker.state, worker.job = "idle", None
-            queue.extendleft(reversed(on_result(job, result) or []))
+            self._enqueue(queue, on_result(job, result) or [])
 
     @staticmethod
     def _follow(worker: _Worker, pid: int) -> None:
@@ -437,7 +456,7 @@ class Pool:
             follow = on_result(
                 job, JobResult.worker_died(job.id, f"the worker process {how} while running this job, twice")
             )
-            queue.extendleft(reversed(follow or []))
+            self._enqueue(queue, follow or [])
 
     def ready_info(self) -> list[WorkerReady]:
         """The ``ready`` message of every live worker (start-up facts: collection, import lines)."""

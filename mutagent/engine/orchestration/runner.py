@@ -30,7 +30,13 @@ from mutagent.engine.orchestration.baseline import (
     outcome_of,
     start_baseline,
 )
-from mutagent.engine.orchestration.control import ControlGate, control_order, provisional_controls
+from mutagent.engine.orchestration.batches import measured_batches
+from mutagent.engine.orchestration.control import (
+    ControlGate,
+    control_order,
+    provisional_controls,
+    release_ranks,
+)
 from mutagent.engine.orchestration.copyguard import CopyGuard
 from mutagent.engine.orchestration.faults import FAULT_LOG_FILE, collect_fault_log
 from mutagent.engine.orchestration.incremental import Increment, plan_increment
@@ -56,7 +62,6 @@ MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 WARM_FILE = "warm.json"
 # a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
 BASELINE_TIMEOUT = 24 * 3600.0
-BASELINE_BATCHES_PER_WORKER = 2  # more balances uneven tests better; each batch starts coverage once
 
 
 class Engine:
@@ -427,10 +432,9 @@ class Engine:
         measured = ForkedBaseline(collected, imports)
         job = _baseline_job
 
-        # Measured batches first (contiguous slices of the collection order, a few per worker),
+        # Measured batches first (contiguous slices of the collection order, see ``batches``),
         # then every test alone (the control run), when the workers have warmed up.
-        size = max(1, -(-len(collected) // (BASELINE_BATCHES_PER_WORKER * pool.size)))
-        jobs = [job("baseline", collected[i : i + size]) for i in range(0, len(collected), size)]
+        jobs = [job("baseline", batch) for batch in measured_batches(collected, pool.size, expected)]
         alone = collected if expected is None else sorted(collected, key=lambda t: -expected(t))
         controls = [job("control", [nodeid]) for nodeid in alone]
         if not defer_control:
@@ -641,6 +645,17 @@ class Engine:
             else None
         )
         passing = set(self.baseline.passing) if self.baseline is not None else set()
+        control_rank, mutant_rank = (
+            release_ranks(
+                [j.data[1][0] for j in controls],
+                ((p.mutant.id, p.timeout, p.covering) for p in pending),
+                self.baseline.duration,
+            )
+            if controls and self.baseline is not None
+            else ({}, {})
+        )
+        for job in controls:
+            job.rank = control_rank.get(job.data[1][0], ())
 
         def make_job(plan: Plan) -> Job:
             if gate is not None:
@@ -648,7 +663,13 @@ class Engine:
             name, _ = self.target.module_name(plan.mutant.file)
             spec = planner.job_spec(plan, self.copy_root, name, fresh_import_allowance)
             watchdog = plan.timeout + (fresh_import_allowance if spec.needs_fresh_import else 0.0)
-            return Job(plan.mutant.id, spec, watchdog=watchdog + fresh_import_allowance, data=plan)
+            return Job(
+                plan.mutant.id,
+                spec,
+                watchdog=watchdog + fresh_import_allowance,
+                data=plan,
+                rank=mutant_rank.get(plan.mutant.id, ()),
+            )
 
         def longest_first(jobs: list[Job]) -> list[Job]:
             # the slowest mutants start early and do not leave one worker finishing alone
@@ -689,6 +710,8 @@ class Engine:
                     controlled()
                 fresh_imports.extend(longest_first(held_fresh))
                 zygote = self._zygote_trust_check(fresh_imports, fresh_import_allowance)
+                if zygote is not None:  # it holds the fresh imports: ranked with the longest
+                    zygote.rank = max((j.rank for j in fresh_imports), default=(0, 0.0, 0))[:2] + (1,)
                 follow += [zygote] if zygote is not None else fresh_imports
             return longest_first(follow) or None
 
@@ -758,6 +781,7 @@ class Engine:
                 progress.tick,
                 order.reorder if order is not None else None,
                 split=None if self.config.fast else split,
+                by_rank=gate is not None,
             )
         self.stats.worker_restarts = pool.restarts
         self.stats.cpu["worker-startup"] = list(pool.startup_cpu)
