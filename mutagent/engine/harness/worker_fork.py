@@ -15,10 +15,12 @@ with the engine through that pipe: the engine is the only writer of its input pi
 engine's death is end-of-file there, which the worker watches while idle and while a job runs
 (``PR_SET_PDEATHSIG`` cannot name the engine for a process that is not its child).
 
-A worker forks siblings only before its first job: then it has no zygote, no warm-up and no
-per-job state, so the sibling is a worker exactly as a new ``pytest`` process would be after
-collection, without paying for it. Asked later, it closes the handed fds without forking; the
-engine sees the new worker's pipe close at once and spawns a process instead.
+A worker forks siblings only before its first job: then it has no zygote and no per-job
+state, so the sibling is a worker exactly as a new ``pytest`` process would be after collection
+(and the warm-up imports a run knew before it started, ``Worker._preload``), without paying for
+it. Nor after an import started a thread: a fork copies only the thread that calls it. Asked
+later, it closes the handed fds without forking; the engine sees the new worker's pipe close at
+once and spawns a process instead.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def fork_sibling(worker: Any, message: ForkWorker) -> None:
         _, fds, _, _ = socket.recv_fds(_socket, 1, 2)  # one byte: exactly this request's two fds
     except OSError:
         return
-    if len(fds) != 2 or worker.jobs_done or worker.warm_file_read or worker.current_group:
+    busy = worker.jobs_done or worker.warm_file_read or worker.current_group
+    if len(fds) != 2 or busy or worker.started_thread:
         for fd in fds:
             os.close(fd)
         return
