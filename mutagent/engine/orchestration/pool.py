@@ -13,6 +13,7 @@ worker that replaces a dead one is spawned.
 
 from __future__ import annotations
 
+import bisect
 import os
 import select
 import selectors
@@ -311,9 +312,8 @@ class Pool:
         if not self.by_rank:
             queue.extendleft(reversed(follow))
             return
-        for job in follow:
-            position = next((i for i, waiting in enumerate(queue) if waiting.rank < job.rank), len(queue))
-            queue.insert(position, job)
+        for job in follow:  # the queue is in rank order: find the place by bisection
+            queue.insert(bisect.bisect_left(queue, True, key=lambda waiting: waiting.rank < job.rank), job)
 
     def _pick(self, worker: _Worker, queue: deque[Job]) -> Job | None:
         """The first queued job this worker should run (removed from ``queue``), or ``None`` to
