@@ -285,3 +285,71 @@ def test_other_settings_or_files_need_the_full_baseline() -> None:
     assert plan_increment(previous, old, added, {"calc.py": edited, "new.py": ""}) is None
     no_import_lines = Baseline(tests={}, order=[], coverage={}, import_lines=None).to_json()
     assert plan_increment(no_import_lines, old, same, {"calc.py": edited}) is None
+
+
+PRELOAD_TARGET = {
+    "calc/__init__.py": "",
+    "calc/core.py": """
+        def first(a):
+            return a + 1
+
+
+        def second(a):
+            total = a * 2
+            return total
+    """,
+    "tests/test_core.py": """
+        from calc.core import first, second
+
+
+        def test_first():
+            import lazyhelper  # noqa: F401
+
+            assert first(1) == 2
+
+
+        def test_second():
+            import lazyhelper  # noqa: F401
+
+            assert second(2) == 4
+    """,
+}
+LAZY_HELPER = """
+    import os
+
+    with open(os.environ["LAZY_IMPORTS_LOG"], "a", encoding="utf-8") as log:
+        log.write(f"{os.getpid()}\\n")
+"""
+PRELOAD_MUTANTS = [
+    HandMutant("calc/core.py", "return a + 1", "return a + 2"),
+    *(HandMutant("calc/core.py", "total = a * 2", f"total = a * {n}") for n in (3, 4, 5, 6, 7, 8)),
+]
+
+
+@pytest.mark.timeout(600)
+def test_an_incremental_runs_first_worker_preloads_the_warm_up_for_the_workers_forked_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "imports.log"
+    monkeypatch.setenv("LAZY_IMPORTS_LOG", str(log))
+    # an installed module a test imports lazily (as an SDK's lazy submodules are), standing in:
+    # outside the copy, so it is preloaded; it notes each process that imports it
+    write_target(tmp_path / "site", {"lazyhelper.py": LAZY_HELPER})
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    root = write_target(tmp_path / "pre", PRELOAD_TARGET)
+
+    def run() -> tuple[RunStats, set[str]]:
+        log.write_text("")
+        config = EngineConfig(root=root, workers=2, timeout_constant=4.0)
+        stats = Engine(config, Console(file=io.StringIO()), HandMutants(PRELOAD_MUTANTS)).run()
+        return stats, set(log.read_text().split())
+
+    first_run, _ = run()
+    assert first_run.ran == 7
+    edit(root, "calc/core.py", "    total = a * 2\n", "    total = a * 2\n    total = total + 0\n")
+    second_run, importers = run()
+    assert second_run.baseline_remeasured == (1, 2) and second_run.ran == 6
+    # one import, in the first worker before it was ready: the other worker was forked from it
+    # with the module loaded, and no child of either imported it again (each used to, at its
+    # worker's first job, once per worker)
+    assert len(importers) == 1
