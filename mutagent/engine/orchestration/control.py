@@ -98,7 +98,8 @@ def control_order(
 ) -> list[str]:
     """The order to run the controls in so that mutants are released early: first the tests of
     the mutant that is cheapest to release (the least control time), then the tests the most
-    mutants wait on, the shortest first."""
+    mutants wait on, the shortest first. The mutant phase orders its queue by ``release_ranks``;
+    this order settles ties between equal ranks."""
     sets = [set(c) & set(tests) for c in covering]
     waiting_on: dict[str, int] = {}
     for needed in sets:

@@ -682,6 +682,7 @@ class Engine:
             held_fresh, fresh_imports = fresh_imports, []
             by_test = {job.data[1][0]: job for job in controls}
             assert self.baseline is not None
+            # the pool orders them by rank (``release_ranks``); among equal ranks, this order
             first = control_order(list(by_test), (p.covering for p in pending), self.baseline.duration)
             jobs = [*(by_test[t] for t in first), *(job for job in jobs if not job.spec.needs_fresh_import)]
         else:
