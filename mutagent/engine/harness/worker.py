@@ -103,6 +103,7 @@ class Worker:
         self.started_thread: str | None = None  # warming stops at a module whose import starts a thread
         self.stopped = False  # the engine said ``Stop`` (not a fatal start): ``exit_now`` may follow
         self.preloaded: tuple[int, float] = (0, 0.0)  # models built, seconds: ``_preload``
+        self.warm_plan: dict[str, Any] | None = None  # the warm-up file, once read
 
     # --- lifecycle -----------------------------------------------------------------------
     def serve(self) -> None:
@@ -183,12 +184,16 @@ class Worker:
         }
 
     def _read_warm_file(self) -> dict[str, Any] | None:
-        try:
-            with open(self.config.warm, encoding="utf-8") as handle:
-                plan = json.load(handle)
-        except (OSError, ValueError, KeyError):
-            return None
-        return plan if isinstance(plan, dict) else None
+        """The engine's warm-up file, read once it exists (``_preload`` and ``_warm_up`` both
+        need it in an incremental run)."""
+        if self.warm_plan is None:
+            try:
+                with open(self.config.warm, encoding="utf-8") as handle:
+                    plan = json.load(handle)
+            except (OSError, ValueError, KeyError):
+                return None
+            self.warm_plan = plan if isinstance(plan, dict) else None
+        return self.warm_plan
 
     def _preload(self) -> None:
         """Before the first ``ready``: import and build what the warm-up file names, when the

@@ -206,7 +206,7 @@ class Planner:
         if self._import_facts is None:
             baseline = self.baseline
             self._import_facts = ImportTime(
-                self.files, self.sources, baseline.import_lines, baseline.imported
+                self.files, self.sources, baseline.import_lines, baseline.imported, self.narrower.parsed
             )
         return self._import_facts
 

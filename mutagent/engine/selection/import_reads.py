@@ -16,7 +16,7 @@ import ast
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from mutagent.engine.selection.names import import_time_nodes
+from mutagent.engine.selection.names import ParsedFiles, import_time_nodes
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,19 @@ class ImportTime:
     """What a run knows about import time: every source and test file's text (``files``), the
     target's sources among them, the lines the baseline saw run at import (``None``: not
     recorded) and the source files it saw run at all (``imported``). One per run's planner: every
-    mutant of a constant asks the same question, so the answers and the parsed files are kept."""
+    mutant of a constant asks the same question, so the answers are kept; the parsed files are the
+    run's (``parsed``, shared with the narrow analysis), or parsed here once each."""
 
     files: Mapping[str, str]
     sources: Mapping[str, str]
     import_lines: Mapping[str, list[int]] | None
     imported: Collection[str] = ()
+    parsed: ParsedFiles | None = field(default=None, compare=False, repr=False)
     _answers: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
-    _trees: dict[str, ast.Module | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.parsed is None:
+            object.__setattr__(self, "parsed", ParsedFiles(self.files))
 
     def reads(self, name: str, copies_matter: bool) -> str:
         """Why ``name`` may have been read (or, with ``copies_matter``, copied) at import time,
@@ -50,13 +55,15 @@ class ImportTime:
         import_lines = self.import_lines
         if import_lines is None:
             return "the baseline did not record which lines run at import"
+        parsed = self.parsed
+        assert parsed is not None  # set in __post_init__
         lazy = sorted(set(self.imported) - set(import_lines))
         if lazy:
             return f"{lazy[0]} is first imported during the tests (its import-time reads are not recorded)"
         for other, text in self.files.items():
             if name not in text and "*" not in text:  # neither names it nor may star-import it
                 continue
-            tree = self._tree(other)
+            tree = parsed(other)
             if tree is None:
                 return f"{other} does not parse"
             for node in import_time_nodes(tree):
@@ -74,14 +81,6 @@ class ImportTime:
             if problem:
                 return problem
         return ""
-
-    def _tree(self, file: str) -> ast.Module | None:
-        if file not in self._trees:
-            try:
-                self._trees[file] = ast.parse(self.files[file])
-            except SyntaxError:
-                self._trees[file] = None
-        return self._trees[file]
 
 
 def _source_reads(file: str, tree: ast.Module, name: str, import_lines: Mapping[str, list[int]]) -> str:

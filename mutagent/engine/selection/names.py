@@ -12,7 +12,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from mutagent.engine.selection.imports import resolve_relative
 
@@ -28,6 +28,23 @@ DYNAMIC_NAMES = frozenset(
 )
 REFLECTION = frozenset({"getattr", "setattr", "hasattr", "delattr", "vars", "__dict__", "dir", "getmembers"})
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class ParsedFiles:
+    """Each file's ``ast`` tree, parsed once (``None`` when it does not parse): shared by the
+    static analyses of one run (``narrow``, ``import_reads``), which read the same files."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self.files = files
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def __call__(self, file: str) -> ast.Module | None:
+        if file not in self._trees:
+            try:
+                self._trees[file] = ast.parse(self.files[file])
+            except SyntaxError:
+                self._trees[file] = None
+        return self._trees[file]
 
 
 class Broad(Exception):

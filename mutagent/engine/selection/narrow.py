@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from mutagent.engine.selection.names import (
     Broad,
+    ParsedFiles,
     bound_names,
     dynamic_access,
     imports_module_object,
@@ -107,7 +108,7 @@ class Narrower:
         self.module_of = module_of
         self.import_lines = {f: set(lines) for f, lines in (import_lines or {}).items()}
         self.recorded = import_lines is not None
-        self._trees: dict[str, ast.Module | None] = {}
+        self.parsed = ParsedFiles(files)
         self._scopes: dict[str, FileScopes] = {}
         self._words: dict[str, set[str]] | None = None
         self._analyses: dict[tuple[str, int], _Analysis] = {}
@@ -116,7 +117,7 @@ class Narrower:
     def with_import_lines(self, import_lines: dict[str, list[int]] | None) -> Narrower:
         """This narrower (its parsed files and analyses, shared) for a baseline's import-time lines."""
         other = Narrower(self.sources, self.files, self.module_of, import_lines)
-        other._trees, other._scopes, other._analyses = self._trees, self._scopes, self._analyses
+        other.parsed, other._scopes, other._analyses = self.parsed, self._scopes, self._analyses
         other._dynamic_cache = self._dynamic_cache
         other._words = self._words
         return other
@@ -127,12 +128,7 @@ class Narrower:
             self._analysed(file, line)
 
     def tree(self, file: str) -> ast.Module | None:
-        if file not in self._trees:
-            try:
-                self._trees[file] = ast.parse(self.files[file])
-            except SyntaxError:
-                self._trees[file] = None
-        return self._trees[file]
+        return self.parsed(file)
 
     def scopes(self, file: str) -> FileScopes:
         """The file's libcst scopes (libcst is imported on first use only)."""
