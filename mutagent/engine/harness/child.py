@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mutagent.engine.harness.events import BaselineMeasured, ChildDone, ChildError, TestFinished, TestStarted
+from mutagent.engine.harness.pytest_support import plain_failure_reports
 from mutagent.engine.messages import TestRecord
 from mutagent.engine.orchestration.faults import FAULT_LOG_ENV
-from mutagent.engine.protocol import become_forked_child, send
+from mutagent.engine.protocol import become_forked_child, send, send_all
 
 CodeKey = tuple[str, str, int]  # (relative file, co_name, co_firstlineno)
 
@@ -133,17 +134,21 @@ def run_child(
 
     Every event (``harness/events.py``) goes to ``out_fd``: ``TestStarted`` before each test,
     ``TestFinished`` after it, for a baseline job (``measure`` names the sources and the copy's
-    root) then ``BaselineMeasured`` from ``probe.ChildProbe``, and last ``ChildDone``. Any
-    exception of the harness itself (or one a mutant raises past pytest, such as
-    ``KeyboardInterrupt``) is sent as ``ChildError`` with the traceback so that the engine records
-    a RuntimeError, never a kill.
+    root) then ``BaselineMeasured`` from ``probe.ChildProbe``, and last ``ChildDone``. A test's
+    ``TestFinished`` is written together with the next event (nothing runs between the two), so
+    the worker wakes once per test. Any exception of the harness itself (or one a mutant raises
+    past pytest, such as ``KeyboardInterrupt``) is sent as ``ChildError`` with the traceback so
+    that the engine records a RuntimeError, never a kill.
     """
     status = 0
+    finished: list[tuple[Any, ...]] = []  # the last test's ``TestFinished``, not written yet
     try:
         if not forked:  # a standby child did these steps when it was forked
             become_forked_child(close_fds, parent)
         prepare()
         reports.clear()
+        if items:
+            plain_failure_reports(items[0].config)
         probe = None
         if measure is not None:
             from mutagent.engine.harness.probe import ChildProbe
@@ -152,7 +157,8 @@ def run_child(
             if measure.get("fault_log"):  # the fake_model fixture logs what each test scripts
                 os.environ[FAULT_LOG_ENV] = measure["fault_log"]
         for position, item in enumerate(items):
-            send(out_fd, TestStarted(item.nodeid).to_wire())
+            send_all(out_fd, [*finished, TestStarted(item.nodeid).to_wire()])
+            finished.clear()
             nextitem = items[position + 1] if position + 1 < len(items) else None
             if probe is not None:
                 probe.switch(item.nodeid)
@@ -165,16 +171,18 @@ def run_child(
                 if report
                 else TestRecord(item.nodeid, "failed", message="pytest produced no report for this test")
             )
-            send(out_fd, TestFinished(record).to_wire())
+            finished.append(TestFinished(record).to_wire())
             if fast and record.outcome == "failed":
                 break
         if probe is not None:
+            send_all(out_fd, finished)  # before the probe's own work, which may fail
+            finished.clear()
             send(out_fd, BaselineMeasured(probe.finish()).to_wire())
-        send(out_fd, ChildDone().to_wire())
+        send_all(out_fd, [*finished, ChildDone().to_wire()])
     except BaseException:  # noqa: B036 - a child must report everything and exit
         status = 70
         try:
-            send(out_fd, ChildError(traceback.format_exc()).to_wire())
+            send_all(out_fd, [*finished, ChildError(traceback.format_exc()).to_wire()])
         except BaseException:  # noqa: B036
             pass
     finally:

@@ -20,6 +20,20 @@ def short_message(report: Any) -> str:
     return line[2:].strip() if line.startswith("E ") else line.strip()
 
 
+def plain_failure_reports(config: Any) -> None:
+    """In a forked child: have pytest describe a failure by its exception only, not a formatted
+    traceback.
+
+    A child keeps a failing test's crash line (``short_message``: the exception raised where the
+    test failed, which pytest derives the same way whatever the traceback style) and nothing
+    else of the report, while formatting the traceback (``--tb=native`` reads the source line of
+    every frame, through the SDK's and the HTTP client's frames) cost about a millisecond per
+    failing test, several times per mutant in the full kill matrix. Only this child's copy of
+    the configuration changes; the worker and every later child start from the worker's.
+    """
+    config.option.tbstyle = "value"
+
+
 def full_text(report: Any, limit: int = 4000) -> str:
     """The failure text (traceback), clipped: reports show it when a user asks why a test killed."""
     text = str(getattr(report, "longreprtext", "") or "")
