@@ -47,6 +47,7 @@ class RunInfo:
     swapped: int = 0  # mutants run by code swap in a forked child
     fresh_imports: int = 0  # mutants run by a fresh pytest process (import-time code)
     engine_overhead_ms: float | None = None  # "median harness overhead N ms" from the closing line
+    engine_own_overhead_ms: float | None = None  # "(N ms without pytest's own work around each test)"
     remeasured: tuple[int, int] | None = None  # "baseline: re-measured N of M tests" (incremental)
     modules: dict[str, str] = field(default_factory=dict)  # source file -> dotted module name
     cpu: float = 0.0  # CPU seconds of the whole process tree, when measured
@@ -87,6 +88,7 @@ _MODES = re.compile(r"(\d+) by code swap, (\d+) by fresh import")
 _REUSED = re.compile(r"(\d+) results reused")
 _REMEASURED = re.compile(r"baseline: re-measured (\d+) of (\d+) tests")
 _OVERHEAD = re.compile(r"median harness overhead (\d+) ms")
+_OWN_OVERHEAD = re.compile(r"\((\d+) ms without pytest's own work around each test\)")
 
 
 def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunInfo:
@@ -120,6 +122,8 @@ def read_run(target: Path, wall: float, workers: int, stdout: str = "") -> RunIn
         info.reused = int(match.group(1))
     if match := _OVERHEAD.search(text):
         info.engine_overhead_ms = float(match.group(1))
+    if match := _OWN_OVERHEAD.search(text):
+        info.engine_own_overhead_ms = float(match.group(1))
     if match := _REMEASURED.search(text):
         info.remeasured = (int(match.group(1)), int(match.group(2)))
     return info

@@ -249,7 +249,12 @@ def _stats_line(stats: RunStats) -> str:
             f"{stats.fresh_imports} by fresh import)"
         )
         if stats.median_overhead is not None:
-            parts.append(f"median harness overhead {stats.median_overhead * 1000:.0f} ms per mutant")
+            overhead = f"median harness overhead {stats.median_overhead * 1000:.0f} ms per mutant"
+            if stats.median_own_overhead is not None:
+                overhead += (
+                    f" ({stats.median_own_overhead * 1000:.0f} ms without pytest's own work around each test)"
+                )
+            parts.append(overhead)
     if stats.worker_restarts:
         parts.append(f"{stats.worker_restarts} worker restarts")
     if stats.reused:

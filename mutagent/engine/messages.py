@@ -63,6 +63,9 @@ class TestRecord:
     duration: float = 0.0
     message: str = ""  # one line: why it failed
     text: str = ""  # the failure's full text (truncated)
+    # wall seconds of pytest's whole protocol for the test: its phases (``duration``) and pytest's
+    # own work around them (hooks, report objects, the failure's description); 0.0: not measured
+    protocol: float = 0.0
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -75,6 +78,7 @@ class TestRecord:
             duration=float(data.get("duration") or 0.0),
             message=str(data.get("message") or ""),
             text=str(data.get("text") or ""),
+            protocol=float(data.get("protocol") or 0.0),
         )
 
 

@@ -4,6 +4,7 @@ travelling with the next event in one write, and failures described by their exc
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,8 @@ from mutagent.engine.harness.events import (
     TestStarted,
     child_event_from_wire,
 )
+from mutagent.engine.messages import JobResult, Mode, TestRecord
+from mutagent.engine.orchestration.run_stats import RunStats
 from mutagent.engine.protocol import recv, send_all
 
 pytest_plugins = ["pytester"]
@@ -49,13 +52,22 @@ def test_messages_sent_together_go_in_one_write_and_are_read_one_by_one(
 # --- run_child against fake pytest items ---------------------------------------------------------
 
 
-def _item(nodeid: str, outcome: str, reports: dict[str, dict[str, Any]], config: Any) -> Any:
-    def protocol(item: Any, nextitem: Any) -> None:
-        reports[nodeid] = {"nodeid": nodeid, "outcome": outcome, "duration": 0.01, "message": "", "text": ""}
+def _record(nodeid: str, outcome: str) -> dict[str, Any]:
+    """What ``add_report`` folds pytest's reports into: phases took 0.01 s."""
+    return {"nodeid": nodeid, "outcome": outcome, "duration": 0.01, "message": "", "text": ""}
 
+
+def _fake_item(nodeid: str, config: Any, protocol: Callable[[Any, Any], None]) -> Any:
     return SimpleNamespace(
         nodeid=nodeid, config=config, ihook=SimpleNamespace(pytest_runtest_protocol=protocol)
     )
+
+
+def _item(nodeid: str, outcome: str, reports: dict[str, dict[str, Any]], config: Any) -> Any:
+    def protocol(item: Any, nextitem: Any) -> None:
+        reports[nodeid] = _record(nodeid, outcome)
+
+    return _fake_item(nodeid, config, protocol)
 
 
 def _run_in_fork(body: Callable[[int], None]) -> list[Any]:
@@ -77,6 +89,16 @@ def _run_in_fork(body: Callable[[int], None]) -> list[Any]:
     return events
 
 
+def _slow_item(nodeid: str, reports: dict[str, dict[str, Any]], config: Any) -> Any:
+    """A test whose phases took 0.01 s while pytest's protocol around them took 0.05 s."""
+
+    def protocol(item: Any, nextitem: Any) -> None:
+        time.sleep(0.05)
+        reports[nodeid] = _record(nodeid, "passed")
+
+    return _fake_item(nodeid, config, protocol)
+
+
 def _names(events: list[Any]) -> list[str]:
     return [
         f"start {e.nodeid}"
@@ -96,6 +118,33 @@ def test_a_child_reports_every_test_in_order_and_ends_with_done() -> None:
     events = _run_in_fork(lambda fd: run_child(fd, (), lambda: None, items, reports, fast=False, forked=True))
 
     assert _names(events) == ["start t::a", "end t::a passed", "start t::b", "end t::b failed", "ChildDone"]
+
+
+def test_a_child_measures_pytests_whole_protocol_beside_the_phases() -> None:
+    reports: dict[str, dict[str, Any]] = {}
+    config = SimpleNamespace(option=SimpleNamespace(tbstyle="native"))
+    items = [_slow_item("t::a", reports, config)]
+
+    events = _run_in_fork(lambda fd: run_child(fd, (), lambda: None, items, reports, fast=False, forked=True))
+
+    record = next(e.record for e in events if isinstance(e, TestFinished))
+    assert record.duration == pytest.approx(0.01)  # the phases, as pytest timed them
+    assert 0.05 <= record.protocol < 5.0  # the whole protocol, as the child timed it
+
+
+def test_the_run_stats_tell_mutagents_part_of_the_overhead_from_pytests() -> None:
+    stats = RunStats()
+    tests = [
+        TestRecord("t::a", "passed", 0.010, protocol=0.012),
+        TestRecord("t::b", "failed", 0.020, protocol=0.025),
+    ]
+    stats.record_job(JobResult.done(tests).but(mode=Mode.SWAP, elapsed=0.040))
+    unmeasured = [TestRecord("t::a", "passed", 0.010)]  # protocol 0.0: nothing to take off
+    stats.record_job(JobResult.done(unmeasured).but(mode=Mode.SWAP, elapsed=0.014))
+
+    assert stats.overheads == pytest.approx([0.010, 0.004])  # elapsed - the tests' phases
+    assert stats.own_overheads == pytest.approx([0.003, 0.004])  # elapsed - pytest's whole protocol
+    assert stats.median_own_overhead == pytest.approx(0.0035)
 
 
 def test_a_fast_child_stops_at_the_first_failure_and_still_reports_it() -> None:

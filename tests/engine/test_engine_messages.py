@@ -129,7 +129,7 @@ def test_start_up_and_shutdown_messages_survive_the_wire() -> None:
 def test_the_harness_events_survive_the_wire_and_garbage_is_a_harness_error() -> None:
     events: list[ChildEvent] = [
         TestStarted("t::a"),
-        TestFinished(TestRecord("t::a", "failed", 0.2, "boom", "tb")),
+        TestFinished(TestRecord("t::a", "failed", 0.2, "boom", "tb", protocol=0.25)),
         BaselineMeasured({"lines": {}}),
         ChildDone(),
         ChildError("Traceback"),

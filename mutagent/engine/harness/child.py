@@ -13,6 +13,7 @@ import abc
 import gc
 import os
 import sys
+import time
 import traceback
 import types
 from collections import defaultdict
@@ -162,14 +163,21 @@ def run_child(
             nextitem = items[position + 1] if position + 1 < len(items) else None
             if probe is not None:
                 probe.switch(item.nodeid)
+            started = time.perf_counter()
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            protocol = time.perf_counter() - started
             if probe is not None:
                 probe.switch("")
             report = reports.get(item.nodeid)
             record = (
-                TestRecord.from_wire(report)
+                TestRecord.from_wire({**report, "protocol": protocol})
                 if report
-                else TestRecord(item.nodeid, "failed", message="pytest produced no report for this test")
+                else TestRecord(
+                    item.nodeid,
+                    "failed",
+                    message="pytest produced no report for this test",
+                    protocol=protocol,
+                )
             )
             finished.append(TestFinished(record).to_wire())
             if fast and record.outcome == "failed":

@@ -73,7 +73,7 @@ class TestFinished:
 
     def to_wire(self) -> tuple[Any, ...]:
         r = self.record
-        return ("test", r.nodeid, r.outcome, r.duration, r.message, r.text)
+        return ("test", r.nodeid, r.outcome, r.duration, r.message, r.text, r.protocol)
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def child_event_from_wire(wire: tuple[Any, ...]) -> ChildEvent:
         if kind == "start":
             return TestStarted(str(wire[1]))
         if kind == "test":
-            return TestFinished(TestRecord(*wire[1:6]))
+            return TestFinished(TestRecord(*wire[1:7]))
         if kind == "baseline":
             return BaselineMeasured(wire[1])
         if kind == "done":

@@ -32,6 +32,9 @@ class RunStats:
     zygote_boots: int = 0
     fresh_import_costs: list[float] = field(default_factory=list)  # per fresh import: elapsed - zygote boot
     overheads: list[float] = field(default_factory=list)  # per forked mutant: elapsed - test time
+    # the same without pytest's own work around each test's phases (``TestRecord.protocol``):
+    # what mutagent adds (fork, code swap, pipes, the result) beyond any pytest run of those tests
+    own_overheads: list[float] = field(default_factory=list)
     cpu: dict[str, list[float]] = field(default_factory=dict)  # job kind -> CPU seconds per job
     wall: float = 0.0
     worker_startup: float = 0.0
@@ -41,6 +44,10 @@ class RunStats:
     @property
     def median_overhead(self) -> float | None:
         return statistics.median(self.overheads) if self.overheads else None
+
+    @property
+    def median_own_overhead(self) -> float | None:
+        return statistics.median(self.own_overheads) if self.own_overheads else None
 
     def record_cpu(self, kind: str, result: JobResult) -> None:
         self.cpu.setdefault(kind, []).append(result.cpu)
@@ -65,4 +72,6 @@ class RunStats:
             if result.status is JobEnd.DONE:
                 test_time = sum(t.duration for t in result.tests)
                 self.overheads.append(max(0.0, elapsed - test_time))
+                in_pytest = sum(max(t.protocol, t.duration) for t in result.tests)
+                self.own_overheads.append(max(0.0, elapsed - in_pytest))
         return None
