@@ -62,7 +62,7 @@ class TestRecord:
     outcome: str  # passed | failed | skipped
     duration: float = 0.0
     message: str = ""  # one line: why it failed
-    text: str = ""  # the failure's full text (truncated)
+    text: str = ""  # the failure's text (truncated; the exception alone from a forked child); unread yet
     # wall seconds of pytest's whole protocol for the test: its phases (``duration``) and pytest's
     # own work around them (hooks, report objects, the failure's description); 0.0: not measured
     protocol: float = 0.0

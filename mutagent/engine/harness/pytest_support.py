@@ -35,7 +35,9 @@ def plain_failure_reports(config: Any) -> None:
 
 
 def full_text(report: Any, limit: int = 4000) -> str:
-    """The failure text (traceback), clipped: reports show it when a user asks why a test killed."""
+    """The failure text, clipped, carried in each test's record. No report shows it yet (the crash
+    line, ``short_message``, is what results keep), and in a forked child it is the exception
+    alone (``plain_failure_reports``)."""
     text = str(getattr(report, "longreprtext", "") or "")
     return text if len(text) <= limit else text[: limit // 2] + "\n...\n" + text[-limit // 2 :]
 
