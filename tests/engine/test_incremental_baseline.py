@@ -131,6 +131,7 @@ def test_a_function_body_edit_remeasures_only_its_tests_and_matches_a_full_basel
     # moved two lines down) and the others keep their results
     assert second.ran == 1 and second.reused == 4
     merged = stored_baseline(root)
+    assert merged.unchecked == []  # the re-measured test's control, overlapped with the mutant, came in
 
     fresh_root = tmp_path / "fresh"
     shutil.copytree(root, fresh_root, ignore=shutil.ignore_patterns(STORE_DIR))
@@ -272,6 +273,31 @@ def test_a_body_that_ran_at_import_time_needs_the_full_baseline() -> None:
     )
     assert merged.coverage == {"calc.py": {8: ["t.py::a"], 12: ["t.py::b"]}}
     assert merged.import_lines == {"calc.py": [1, 2, 3, 6, 7, 8, 11]}
+
+
+def test_the_merged_baseline_keeps_the_remeasured_tests_unchecked_until_their_controls_are_in() -> None:
+    """The re-measured tests' controls run with the mutants: until then the merged baseline (which
+    is stored at once) must say so, or a run stopped before they came back would leave a baseline
+    that claims controls nobody ran."""
+    found = increment_for(
+        REGISTRY, REGISTRY.replace("return 2", "return 4"), [1, 2, 3, 6, 7, 8, 11], {12: ["t.py::b"]}
+    )
+    assert isinstance(found, Increment)
+    found.previous.control = {n: {"outcome": "passed", "duration": 0.5} for n in found.previous.order}
+    measured = Baseline(
+        tests={"t.py::b": {"outcome": "passed", "duration": 0.1}},
+        order=["t.py::b"],
+        coverage={"calc.py": {12: ["t.py::b"]}},
+        control={"t.py::b": {"outcome": "passed", "duration": 0.1}},  # provisional: the batch's
+        unchecked=["t.py::b"],
+    )
+    merged = found.merge(measured)
+    assert merged.unchecked == ["t.py::b"]
+    assert merged.control == {
+        "t.py::a": {"outcome": "passed", "duration": 0.5},  # never re-measured: its control stands
+        "t.py::b": {"outcome": "passed", "duration": 0.1},
+    }
+    assert Baseline.from_json(merged.to_json()).unchecked == ["t.py::b"]
 
 
 def test_other_settings_or_files_need_the_full_baseline() -> None:

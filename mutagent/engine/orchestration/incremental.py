@@ -7,8 +7,9 @@ conftest changed, and each changed source file keeps its import-time code (``edi
 without its function bodies is the same, and no changed body ran at import time). Such a test
 runs exactly the code it ran before, so its outcome, duration, control run and coverage carry
 over; its coverage of an edited file moves with the unchanged lines. Every test that covered a
-line of a changed function (or a line the edit touched) is measured again, batch and control run,
-in the workers; the rest is merged. Anything else, or any doubt, means a full baseline.
+line of a changed function (or a line the edit touched) is measured again in the workers (in
+batches; their control run comes with the mutants, as in a first run, so the merged baseline lists
+them as ``unchecked`` until it is in); the rest is merged. Anything else, or any doubt, means a full baseline.
 
 What this cannot see, like the baseline cache before it: a test that reads a changed file as
 data (its text, line numbers in a traceback), or a non-Python file the suite reads.
@@ -76,6 +77,7 @@ class Increment:
             import_lines=import_lines,
             preload=preload,
             models=sorted(set(previous.models) | set(measured.models)),
+            unchecked=list(measured.unchecked),  # their controls come with the mutants
             zygote_control={n: r for n, r in previous.zygote_control.items() if n not in again},
             faults=sorted(
                 [f for f in previous.faults if f.get("test") not in again] + list(measured.faults),

@@ -370,7 +370,14 @@ class Engine:
             ready = self._ready_workers(known)
             if ready is None or ready[0] != previous.order:
                 return None
-            measured = self._measure(ready[0], ready[1], only=increment.remeasure, expected=previous.duration)
+            # the re-measured tests' controls overlap the mutants, as in a first run (``control``)
+            measured = self._measure(
+                ready[0],
+                ready[1],
+                only=increment.remeasure,
+                expected=previous.duration,
+                defer_control=not self.config.exclude_flaky,
+            )
             if measured is None:
                 return None
             measured.faults = collect_fault_log(log, measured.order)
