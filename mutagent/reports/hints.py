@@ -5,7 +5,8 @@ of the API the mutated code speaks (see :mod:`mutagent.reports.dialect`) and a s
 with ``fake_model.script(...)`` for that dialect: the client built on the right base URL (the
 fake server picks its dialect from the endpoint the client calls), streaming or not, sync or
 async. Operators without a recipe (generic ones, third-party plugins) keep their own hint and get
-the client set-up and a request assertion for the dialect.
+the client set-up and a request assertion for the dialect, when the code's package talks to a model
+API we recognise; in code that calls no model (a parser, a calculator) they get their hint alone.
 """
 
 from __future__ import annotations
@@ -409,6 +410,10 @@ def hint_for_dialect(operator: str, d: Dialect, fallback: str = "") -> str:
     advice = recipe(d)[0] if recipe is not None else fallback
     if not advice:
         return ""
+    if recipe is None and not d.known:
+        # a generic operator in code that talks to no model API we recognise (a calculator, a
+        # parser): a fake-server script would describe a model call that is not there
+        return advice
     heading = f"{advice} (this code: {d.describe()})" if d.known else advice
     return f"{heading}\n{script_for(operator, d)}"
 

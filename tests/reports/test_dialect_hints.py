@@ -21,6 +21,7 @@ from mutagent.reports.dialect import (
 )
 from mutagent.reports.hints import RECIPES, hint_for, hint_for_dialect
 from mutagent.reports.junit import to_junit
+from mutagent.reports.opinfo import operator_info
 from mutagent.reports.terminal import render_mutant
 
 
@@ -143,6 +144,19 @@ def test_a_non_streaming_openai_loop_gets_openai_words_and_an_openai_script(oper
 def test_the_script_points_the_code_at_the_fake_server_in_its_dialect(source: str, client: str) -> None:
     hint = hint_for_dialect("drop-disconnect-handling", detect_dialect(source))
     assert client in hint
+
+
+def test_a_generic_operator_gets_a_fake_server_script_only_in_code_that_calls_a_model() -> None:
+    own = operator_info("generic-number").hint
+    assert own
+    plain = dialect_of_file({"calc/core.py": NO_MODEL}, "calc/core.py")
+    assert not plain.known
+    assert hint_for_dialect("generic-number", plain, own) == own  # no model call, no fake server
+    loop = dialect_of_file({"agent/loop.py": OPENAI_CHAT_ASYNC, "agent/util.py": NO_MODEL}, "agent/util.py")
+    hint = hint_for_dialect("generic-number", loop, own)
+    assert hint.startswith(own) and "AsyncOpenAI(base_url=fake_model.openai_base_url" in hint
+    # an agent operator keeps its script even where no API is recognised: it matched a loop
+    assert "fake_model.script(" in hint_for_dialect("unbounded-retry", plain)
 
 
 def test_streaming_anthropic_hints_speak_of_its_events() -> None:
