@@ -23,6 +23,10 @@ from operators._streams import leaf_name, statements, string_value
 #: ``tools``/``parameters`` are absent on purpose: they name tool *definitions* (schemas).
 ARGUMENT_WORDS = frozenset("arguments argument args arg input".split())
 EMPTY = cst.Dict(elements=[])
+#: A parse inside these runs once per element (or later): making its statement lenient would turn
+#: every call's arguments into ``{}`` when one fails, which "unparseable tool arguments become
+#: {}" would not say, so such a parse is left alone.
+_NOT_ONE_CALL = (cst.Lambda, cst.CompFor, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class AcceptTruncatedToolArguments(Operator):
@@ -166,6 +170,18 @@ class AcceptTruncatedToolArguments(Operator):
             before=(
                 "import json\n"
                 "\n"
+                "def load_calls(rows):\n"
+                "    return [\n"
+                "        ToolCall(name=row['name'], arguments=json.loads(row['arguments']))\n"
+                "        for row in rows\n"
+                "    ]\n"
+            ),
+            note="a parse in a comprehension: a lenient statement would give every call {} when one fails",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
                 "def load_args(raw_args):\n"
                 "    try:\n"
                 "        args = json.loads(raw_args)\n"
@@ -184,7 +200,7 @@ class AcceptTruncatedToolArguments(Operator):
             if not _parses_tool_arguments(ctx, call):
                 continue
             line = ctx.enclosing(call, cst.SimpleStatementLine)
-            if line is None or ctx.enclosing(call, (cst.Lambda, cst.CompFor)) is not None:
+            if line is None or ctx.enclosing(call, _NOT_ONE_CALL) is not None:
                 continue
             lenient = _lenient_value(call)
             fallback = line.deep_replace(call, lenient)
