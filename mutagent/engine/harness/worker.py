@@ -207,9 +207,7 @@ class Worker:
         if plan is None:
             return
         started = time.monotonic()
-        if self.started_thread is None:
-            self.started_thread = warm.import_all(plan.get("preload", [])).started_thread
-        built = warm.build_models(plan.get("models", []))
+        built = self._import_and_build(plan.get("preload", []), plan.get("models", []))
         self.preloaded = (built, time.monotonic() - started)
 
     def _learn(self, measured: dict[str, Any]) -> None:
@@ -217,12 +215,16 @@ class Worker:
         if measured.get("modules") or measured.get("models"):
             self._load(measured.get("modules", []), measured.get("models", []))
 
+    def _import_and_build(self, modules: list[str], models: list[str]) -> int:
+        """Import ``modules`` (until one starts a thread, ever after: see ``worker_fork``) and build
+        the pydantic ``models``; returns how many models were built."""
+        if self.started_thread is None:
+            self.started_thread = warm.import_all(modules).started_thread
+        return warm.build_models(models)
+
     def _load(self, modules: list[str], models: list[str]) -> int:
         loaded = len(sys.modules)
-        if self.started_thread is None:
-            imported = warm.import_all(modules)
-            self.started_thread = imported.started_thread
-        built = warm.build_models(models)
+        built = self._import_and_build(modules, models)
         if not built and len(sys.modules) == loaded:
             return 0  # nothing new (all loaded already): the standby, the index and the heap still hold
         self._discard_standby()  # forked before these imports: not the worker's state any more

@@ -8,8 +8,9 @@ without its function bodies is the same, and no changed body ran at import time)
 runs exactly the code it ran before, so its outcome, duration, control run and coverage carry
 over; its coverage of an edited file moves with the unchanged lines. Every test that covered a
 line of a changed function (or a line the edit touched) is measured again in the workers (in
-batches; their control run comes with the mutants, as in a first run, so the merged baseline lists
-them as ``unchecked`` until it is in); the rest is merged. Anything else, or any doubt, means a full baseline.
+batches; their control run comes with the mutants, as in a first run, so the merged baseline
+lists them as ``unchecked`` until it is in); the rest is merged. Anything else, or any doubt,
+means a full baseline.
 
 What this cannot see, like the baseline cache before it: a test that reads a changed file as
 data (its text, line numbers in a traceback), or a non-Python file the suite reads.
