@@ -821,9 +821,18 @@ def reads_stream(ctx: SourceContext, node: cst.CSTNode) -> bool:
     if ctx.descendants(node, m.For(asynchronous=m.Asynchronous())):
         return True
     for call in ctx.descendants(node, m.Call()):
-        if leaf_name(call.func) in STREAM_READS or is_model_call(call) or is_http_call(ctx, call):
+        if _is_read_call(call) or is_model_call(call) or is_http_call(ctx, call):
             return True
     return False
+
+
+def _is_read_call(call: cst.Call) -> bool:
+    """``stream.__anext__()``, ``queue.get()``, ``ws.recv()``; a ``get`` given a key
+    (``config.get("timeout", 30)``) is a mapping lookup, not a read."""
+    name = leaf_name(call.func)
+    if name == "get" and any(arg.keyword is None for arg in call.args):
+        return False
+    return name in STREAM_READS
 
 
 def model_context(ctx: SourceContext, node: cst.CSTNode) -> bool:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -190,15 +190,16 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and its descendants, not entering nested functions, classes or lambdas."""
+def walk(node: cst.CSTNode, into: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, not entering nested functions, classes or lambdas (nor any
+    descendant ``into`` rejects: it is left out with everything under it)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(_children(current))
+        stack.extend(child for child in _children(current) if into is None or into(child))
 
 
 # -- vocabulary -------------------------------------------------------------------------------
@@ -642,12 +643,16 @@ def refusal_level(
         isinstance(n, cst.Raise) for n in top
     ):
         return 0
-    text = _spoken(inner)
+    # only a refusal the branch makes whatever happens counts: one under a nested ``if`` belongs to
+    # that inner check (``if isinstance(args, dict): ...; if not isinstance(flag, bool): return
+    # error``), and the outer test only decides whether the work around it is done
+    outright = [n for node in nodes for n in walk(node, into=lambda child: not isinstance(child, cst.If))]
+    text = _spoken(outright)
     if (
-        any(isinstance(n, cst.Raise) for n in inner)
+        any(isinstance(n, cst.Raise) for n in outright)
         or words(text) & _REFUSAL_WORDS
         or _NEGATED.search(text)
-        or _flags_an_error(inner)
+        or _flags_an_error(outright)
     ):
         return 2
     for n in inner:

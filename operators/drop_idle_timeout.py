@@ -230,6 +230,18 @@ class DropIdleTimeout(Operator):
         ),
         Example(
             before=(
+                "import asyncio\n"
+                "import anthropic\n"
+                "\n"
+                "async def cancel_tool_call(self, name):\n"
+                "    task = asyncio.create_task(self.call_tool(name, self.settings.get('retries')))\n"
+                "    done, _ = await asyncio.wait({task}, timeout=1)\n"
+                "    return done\n"
+            ),
+            note="a tool call waited on after a cancel; the settings lookup in its arguments is no read",
+        ),
+        Example(
+            before=(
                 "import time\n"
                 "\n"
                 "def check_budget(started, budget):\n"

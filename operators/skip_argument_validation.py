@@ -881,6 +881,20 @@ class SkipArgumentValidation(Operator):
             ),
             note="problems collected from the environment or a config, not from a tool's arguments",
         ),
+        Example(
+            before=(
+                "def admit(tool_use, policies):\n"
+                "    args = tool_use['input']\n"
+                "    if isinstance(args, dict) and 'background' in args:\n"
+                "        policy = policies.get(tool_use['name'])\n"
+                "        if policy is None:\n"
+                "            return {'status': 'error', 'content': 'no background run for this tool'}\n"
+                "        policy.schedule(args.pop('background'))\n"
+                "    return None\n"
+            ),
+            note="a type test that only decides whether optional work runs; the refusal inside "
+            "belongs to the nested check",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -571,8 +571,8 @@ class SkipStopMarkerCheck(Operator):
                 continue  # a flag nobody reads: starting it True would change nothing
             for assign in ctx.findall(m.Assign(targets=[m.AssignTarget()], value=m.Name("False"))):
                 if same_place(ctx, assign.targets[0].target, flag):
-                    description = f"{ctx.code(flag)} starts out True: the end marker is never awaited"
-                    yield Mutation(assign.value, TRUE, description)
+                    description = f"{ctx.code(flag)} starts out True: a stream without its end marker"
+                    yield Mutation(assign.value, TRUE, f"{description} reads as complete")
                     break
 
 

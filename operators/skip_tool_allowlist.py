@@ -472,6 +472,19 @@ class SkipToolAllowlist(Operator):
             ),
             note="a conditional lookup nothing refuses on: describing, not gating",
         ),
+        Example(
+            before=(
+                "class ToolRegistry:\n"
+                "    def register(self, tool):\n"
+                "        if self.tools.get(tool.name) is None:\n"
+                "            key = tool.name.replace('-', '_')\n"
+                "            twins = [n for n in self.tools if n.replace('-', '_') == key]\n"
+                "            if twins:\n"
+                "                raise ValueError(f'{tool.name} clashes with {twins[0]}')\n"
+                "        self.tools[tool.name] = tool\n"
+            ),
+            note="registering a tool: the lookup only decides whether a name clash is looked for",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -18,8 +18,11 @@ from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._retry import (
     control_flow_exits,
+    enclosing_scope,
     identifier,
     identifiers_in,
+    in_retry_path,
+    innermost_loop,
     is_count_name,
     is_status_comparison,
     loop_variables,
@@ -106,6 +109,44 @@ def _give_ups(ctx: SourceContext, loop: cst.While) -> Iterator[cst.BaseExpressio
             continue
         if control_flow_exits(ctx, branch.body) and not ctx.descendants(branch.body, m.Continue()):
             yield branch.test
+
+
+def _gives_up(ctx: SourceContext, body: cst.BaseSuite) -> bool:
+    """A branch that ends the retrying: it raises, or returns nothing. A ``return True`` or
+    ``return False`` answers a predicate whose meaning the words decide (``should_retry``,
+    ``should_disable_retries``), so it does not count."""
+    for node in ctx.descendants(body, m.Raise() | m.Return()):
+        if enclosing_scope(ctx, node) is not enclosing_scope(ctx, body):
+            continue
+        if isinstance(node, cst.Raise) or node.value is None or m.matches(node.value, m.Name("None")):
+            return True
+    return False
+
+
+def _against_first_attempts(comparison: cst.Comparison) -> bool:
+    """``attempt > 1``, ``retries >= 0``: "is this a retry at all?", not a limit."""
+    sides = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+    return any(isinstance(side, cst.Integer) and side.evaluated_value <= 1 for side in sides)
+
+
+def _stateful_give_ups(ctx: SourceContext) -> Iterator[tuple[cst.If, cst.FunctionDef]]:
+    """Give-up branches of a retry strategy that keeps its count between calls instead of looping
+    (a hook or callback of a class named like a retry policy: ``self._attempt += 1`` then ``if
+    self._attempt >= self._max_attempts: return``). The loop that repeats the call is elsewhere;
+    this branch is the only thing that ends it."""
+    for branch in ctx.findall(m.If()):
+        if innermost_loop(ctx, branch) is not None or not in_retry_path(ctx, branch):
+            continue
+        function = enclosing_scope(ctx, branch)
+        comparisons = ctx.descendants(branch.test, _ORDERING)
+        if not isinstance(function, cst.FunctionDef) or not comparisons:
+            continue
+        if any(is_status_comparison(ctx, c) or _against_first_attempts(c) for c in comparisons) or not any(
+            _limit_names(ctx, c) for c in comparisons
+        ):
+            continue
+        if _gives_up(ctx, branch.body):
+            yield branch, function
 
 
 def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
@@ -301,6 +342,91 @@ class UnboundedRetry(Operator):
             ),
             note="a function of this file that happens to share tenacity's name",
         ),
+        Example(
+            before=(
+                "import asyncio\n\n"
+                "class BackoffRetryPolicy:\n"
+                "    def __init__(self, limit=4):\n"
+                "        self.limit = limit\n"
+                "        self.attempts = 0\n\n"
+                "    async def on_model_error(self, event):\n"
+                "        if not isinstance(event.error, TimeoutError):\n"
+                "            return\n"
+                "        self.attempts += 1\n"
+                "        if self.attempts >= self.limit:\n"
+                "            return\n"
+                "        await asyncio.sleep(0.5)\n"
+                "        event.retry = True\n"
+            ),
+            after=(
+                "import asyncio\n\n"
+                "class BackoffRetryPolicy:\n"
+                "    def __init__(self, limit=4):\n"
+                "        self.limit = limit\n"
+                "        self.attempts = 0\n\n"
+                "    async def on_model_error(self, event):\n"
+                "        if not isinstance(event.error, TimeoutError):\n"
+                "            return\n"
+                "        self.attempts += 0\n"
+                "        if self.attempts >= self.limit:\n"
+                "            return\n"
+                "        await asyncio.sleep(0.5)\n"
+                "        event.retry = True\n"
+            ),
+            note="a retry strategy hook that keeps its count between calls (the loop is the caller's)",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "class RetryBudget:\n"
+                "    def check(self, error):\n"
+                "        if time.monotonic() > self.deadline:\n"
+                "            raise error\n"
+                "        time.sleep(self.pause)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "class RetryBudget:\n"
+                "    def check(self, error):\n"
+                "        if False:\n"
+                "            raise error\n"
+                "        time.sleep(self.pause)\n"
+            ),
+            note="a retry class's deadline check, with no counter to stop",
+        ),
+        Example(
+            before=(
+                "class RetryPolicy:\n"
+                "    def delay(self, attempt):\n"
+                "        wait = self.base * 2**attempt\n"
+                "        if wait > self.max_delay:\n"
+                "            wait = self.max_delay\n"
+                "        if attempt >= self.max_attempts:\n"
+                "            return True\n"
+                "        return wait\n"
+            ),
+            note="a retry class's cap on the delay, and a branch returning True: neither gives up",
+        ),
+        Example(
+            before=(
+                "class Paginator:\n"
+                "    def advance(self):\n"
+                "        self.pages += 1\n"
+                "        if self.pages >= self.max_pages:\n"
+                "            return\n"
+                "        self.fetch()\n"
+            ),
+            note="a page counter with a limit, in a class that retries nothing",
+        ),
+        Example(
+            before=(
+                "def warn_on_first_retry(logger, attempt):\n"
+                "    if attempt > 1:\n"
+                "        return\n"
+                "    logger.warning('the model call failed, retrying')\n"
+            ),
+            note="'is this a retry at all?' asked in a retry helper is no give-up",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -320,6 +446,21 @@ class UnboundedRetry(Operator):
             elif not steps:
                 for test in _give_ups(ctx, loop):
                     yield Mutation(test, cst.Name("False"), "give-up check never fires")
+        stepped: set[int] = set()
+        for branch, function in _stateful_give_ups(ctx):
+            compared = set(identifiers_in(ctx, branch.test))
+            steps = [
+                step
+                for step in ctx.descendants(function, _STEP)
+                if enclosing_scope(ctx, step) is function and identifier(step.target) in compared
+            ]
+            for step in steps:
+                if id(step) not in stepped:
+                    stepped.add(id(step))
+                    zero = step.with_changes(value=cst.Integer("0"))
+                    yield Mutation(step, zero, f"attempt counter {ctx.code(step.target)} never advances")
+            if not steps:
+                yield Mutation(branch.test, cst.Name("False"), "give-up check never fires")
         for call in ctx.findall(m.Call()):
             found = _library_stop(ctx, call) or _stop_strategy(ctx, call)
             if found:
