@@ -44,6 +44,7 @@ from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives th
     PYDANTIC_VALIDATORS,
     REGISTRY_WORDS,
     REQUEST_SUBJECTS,
+    TELEMETRY_WORDS,
     TOOL_CONTEXT_WORDS,
     TOOL_NOUNS,
     TOOLISH,
@@ -445,6 +446,29 @@ def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | 
     return None
 
 
+def recorded_for_telemetry(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` (perhaps inside a larger literal) is handed to a call that records it for
+    observability: ``self._add_event(span, "tool.message", event_attributes={...})``,
+    ``span.set_attribute(...)``, ``logger.debug(...)``. The model never sees that copy."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Arg):
+            if ancestor.keyword is not None and words(ancestor.keyword.value) & TELEMETRY_WORDS:
+                return True
+        elif isinstance(ancestor, cst.Call):
+            if child is ancestor.func:
+                return False
+            said = set(node_words(ctx, ancestor.func))
+            said.update(
+                w for arg in ancestor.args if isinstance(arg.value, cst.Name) for w in words(arg.value.value)
+            )
+            return bool(said & TELEMETRY_WORDS)
+        elif not isinstance(ancestor, (cst.BaseExpression, cst.BaseElement, cst.BaseDictElement)):
+            return False
+        child = ancestor
+    return False
+
+
 def tool_results(ctx: SourceContext) -> list[ToolResult]:
     """Every tool result construct in the file (outside test functions), in document order."""
 
@@ -453,7 +477,7 @@ def tool_results(ctx: SourceContext) -> list[ToolResult]:
         for node in [*ctx.findall(m.Dict()), *ctx.findall(m.Call())]:
             fields = fields_of(ctx, node)
             result = _classify(fields, ctx) if fields else None
-            if result is not None and not in_test(ctx, node):
+            if result is not None and not in_test(ctx, node) and not recorded_for_telemetry(ctx, node):
                 found.append(result)
         return found
 

@@ -193,6 +193,13 @@ class MismatchToolCallId(Operator):
             ),
             note="logging that mentions the id is not the result sent to the model",
         ),
+        Example(
+            before=(
+                "def trace_tool(tracer, call, output):\n"
+                "    tracer.log_event({'type': 'tool_result', 'tool_use_id': call.id, 'content': output})\n"
+            ),
+            note="a tool result handed to a tracer is a trace's copy, not the one the model receives",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

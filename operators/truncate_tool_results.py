@@ -333,6 +333,19 @@ class TruncateToolResults(Operator):
             ),
             note="a helper's content parameter that every caller in the file feeds a fixed status text",
         ),
+        Example(
+            before=(
+                "import json\n\n"
+                "def end_tool_span(self, span, call, output):\n"
+                "    self._add_event(\n"
+                "        span,\n"
+                "        'gen_ai.tool.message',\n"
+                "        event_attributes={'role': 'tool', 'content': json.dumps(output), 'id': call.id},\n"
+                "    )\n"
+                "    span.add_event('tool', {'role': 'tool', 'tool_call_id': call.id, 'content': output})\n"
+            ),
+            note="a tool message recorded on a trace span: a copy for observability, not the model's",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

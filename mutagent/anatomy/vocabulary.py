@@ -800,6 +800,12 @@ def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
     return ctx.cached(("tools", "words", id(node)), lambda: tool_words(ctx.code(node)))
 
 
+#: Words of a call or keyword that records data for observability rather than sending it anywhere
+#: (``span.add_event(...)``, ``tracer.record(...)``, ``logger.info(...)``, ``event_attributes=``):
+#: a tool result built there is a copy for a trace, not what the model receives.
+TELEMETRY_WORDS = frozenset(
+    "span spans trace tracer tracing telemetry otel metric metrics attributes log logger logging".split()
+)
 #: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
 TOOL_NOUNS = frozenset(
     ("tool tools handler handlers fn func function functions callable impl implementation").split()
