@@ -39,6 +39,7 @@ from mutagent.anatomy.vocabulary import (
     PRESENCE_CALLS,
     REPEAT_WORDS,
     STORE_CALLS,
+    TOOL_NOUNS,
     node_words,
 )
 from mutagent.anatomy.vocabulary import tool_words as words
@@ -66,7 +67,21 @@ _DUMPS = frozenset("json.dumps simplejson.dumps".split())
 
 
 def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS)
+    """A key of a call: named for a key, and not one built from the tool alone (see below)."""
+    return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS) and not _keys_the_tool(ctx, expr)
+
+
+def _keys_the_tool(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``key = (func, False)``: a key made of the function or tool and constants names the tool,
+    not one call of it. Its store memoises something per tool (a wrapper, a schema); a repeated
+    call is not looked up there."""
+    values = local_values(ctx, expr) if isinstance(expr, cst.Name) else [expr]
+
+    def names_the_tool(value: cst.BaseExpression) -> bool:
+        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        return all(is_literal(p) or (isinstance(p, cst.Name) and words(p.value) & TOOL_NOUNS) for p in parts)
+
+    return bool(values) and all(names_the_tool(value) for value in values)
 
 
 def _cache_of(
@@ -450,6 +465,18 @@ class IgnoreIdempotencyKey(Operator):
                 "    return {**headers, idempotency_key_field: 'x'}\n"
             ),
             note="another configured header, and a key variable that names no header",
+        ),
+        Example(
+            before=(
+                "_CACHE = {}\n\n"
+                "def wrapper_for_tool(func):\n"
+                "    key = (func, False)\n"
+                "    if key in _CACHE:\n"
+                "        return _CACHE[key]\n"
+                "    wrapped = ToolWrapper(func)\n"
+                "    return _CACHE.setdefault(key, wrapped)\n"
+            ),
+            note="a cache keyed by the tool itself memoises a wrapper; no call of the tool is looked up",
         ),
     )
 

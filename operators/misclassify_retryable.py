@@ -15,6 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.vocabulary import (
+    BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
     CLASSIFIED_DELAY_WORDS,
     ERROR_TYPE_WORDS,
@@ -248,21 +249,48 @@ _BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
 
 
 def _handler_types(
-    ctx: SourceContext, handler: cst.ExceptHandler, kinds: set[str | None]
+    ctx: SourceContext,
+    handler: cst.ExceptHandler,
+    kinds: set[str | None],
+    later: list[cst.ExceptHandler] | None = None,
 ) -> Iterator[Mutation]:
     """Drop one caught class (``except ()`` catches nothing). ``except Exception`` is left alone:
-    removing it flips every failure at once, not one class."""
+    removing it flips every failure at once, not one class.
+
+    ``later`` (for a handler that gives up): the handlers after it, up to and including the first
+    that retries. A dropped class reaches that retry only if nothing between catches it first (a
+    base class caught there, ``except GraphBubbleUp: raise``, is invisible from this file: the
+    description says so), and never when the retry catches ``Exception`` and the class derives from
+    ``BaseException`` alone (``asyncio.CancelledError``): that mutant is not made."""
     caught = handler.type
     if ctx.qualified_names(caught) & _BROAD:
         return
     effect = "no longer retried" if "retryable" in kinds else "now retried"
+    if later:
+        retry, between = later[-1], later[:-1]
+        if between:
+            first = _label(ctx, between[0].type)
+            effect = f"falls through to `except {first}` (retried if that does not catch it)"
+
+        def reaches_retry(node: cst.CSTNode) -> bool:
+            catches_base = retry.type is None or "builtins.BaseException" in ctx.qualified_names(retry.type)
+            return catches_base or not ctx.qualified_names(node) & BASE_ONLY_ERRORS
+    else:
+
+        def reaches_retry(node: cst.CSTNode) -> bool:
+            return True
+
     if isinstance(caught, cst.Tuple) and len(caught.elements) > 1:
         for index, element in enumerate(caught.elements):
-            if error_kind(ctx, element.value) in kinds:
+            if error_kind(ctx, element.value) in kinds and reaches_retry(element.value):
                 yield Mutation(caught, without(caught, index), f"{_label(ctx, element.value)} {effect}")
     elif isinstance(caught, cst.Name) and caught.value in _module_collections(ctx):
         return  # ``except RETRYABLE_ERRORS:`` -- its definition in this file is mutated element by element
-    elif isinstance(caught, (cst.Name, cst.Attribute)) and error_kind(ctx, caught) in kinds:
+    elif (
+        isinstance(caught, (cst.Name, cst.Attribute))
+        and error_kind(ctx, caught) in kinds
+        and reaches_retry(caught)
+    ):
         empty = cst.Tuple([], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         yield Mutation(caught, empty, f"{_label(ctx, caught)} {effect}")
 
@@ -276,8 +304,17 @@ def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
             continue
         if not _handler_gives_up(handler):
             yield from _handler_types(ctx, handler, {"retryable", "fatal", None})
-        elif any(not _handler_gives_up(later) for later in handlers[position + 1 :]):
-            yield from _handler_types(ctx, handler, {"fatal", None})
+            continue
+        retrying = next(
+            (
+                i
+                for i, later in enumerate(handlers[position + 1 :], position + 1)
+                if not _handler_gives_up(later)
+            ),
+            None,
+        )
+        if retrying is not None:
+            yield from _handler_types(ctx, handler, {"fatal", None}, handlers[position + 1 : retrying + 1])
 
 
 def _raises_in(ctx: SourceContext, block: cst.CSTNode, stop: tuple[type, ...]) -> list[cst.Raise]:
@@ -915,6 +952,52 @@ class MisclassifyRetryable(Operator):
                 "    abort_hooks = (log_abort, notify_user)\n"
             ),
             note="abort wording on collections that hold no error class or status",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import time\n\n"
+                "def run_node(node, state, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return node.invoke(state)\n"
+                "        except asyncio.CancelledError as exc:\n"
+                "            raise NodeCancelled(node.name) from exc\n"
+                "        except Exception:\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            note="a cancellation handler before `except Exception`: dropped, the cancellation "
+            "still escapes that retry (it is no Exception)",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def run_node(node, state, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return node.invoke(state)\n"
+                "        except InvalidUpdateError:\n"
+                "            raise\n"
+                "        except GraphInterrupt:\n"
+                "            raise\n"
+                "        except Exception:\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def run_node(node, state, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return node.invoke(state)\n"
+                "        except ():\n"
+                "            raise\n"
+                "        except GraphInterrupt:\n"
+                "            raise\n"
+                "        except Exception:\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            note="a fatal class dropped reaches the next handler first, then the retry "
+            "(described as falling through)",
         ),
     )
 

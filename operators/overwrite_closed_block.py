@@ -235,8 +235,10 @@ class OverwriteClosedBlock(Operator):
             if node.orelse is not None or not exits_early(node.body) or not handles_stream_events(ctx, node):
                 continue
             for site in condition_sites(node.test, lambda leaf: _already_closed(ctx, leaf)):
+                # a late delta rewrites a closed block; a late chunk of an abandoned attempt is
+                # streamed out: both are "taken in after the close"
                 yield Mutation(
-                    site, FALSE, f"guard `{ctx.code(site)}` removed: a late event overwrites a closed block"
+                    site, FALSE, f"guard `{ctx.code(site)}` removed: a late event is taken in after the close"
                 )
 
 

@@ -806,6 +806,14 @@ def node_words(ctx: SourceContext, node: cst.CSTNode) -> frozenset[str]:
 TELEMETRY_WORDS = frozenset(
     "span spans trace tracer tracing telemetry otel metric metrics attributes log logger logging".split()
 )
+#: Exceptions that derive from ``BaseException`` only: ``except Exception`` never catches them
+#: (a task's cancellation, Ctrl-C, interpreter exit), so no retry written that way retries them.
+BASE_ONLY_ERRORS = frozenset(
+    (
+        "builtins.KeyboardInterrupt builtins.SystemExit builtins.GeneratorExit asyncio.CancelledError "
+        "asyncio.exceptions.CancelledError trio.Cancelled"
+    ).split()
+)
 #: Things a tool is called by: ``tool(...)``, ``handler(...)``, ``spec.fn(...)``, ``run_tool(...)``.
 TOOL_NOUNS = frozenset(
     ("tool tools handler handlers fn func function functions callable impl implementation").split()
