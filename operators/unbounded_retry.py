@@ -129,6 +129,20 @@ def _against_first_attempts(comparison: cst.Comparison) -> bool:
     return any(isinstance(side, cst.Integer) and side.evaluated_value <= 1 for side in sides)
 
 
+def _count_from_caller(ctx: SourceContext, test: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    """The give-up compares a parameter (``def _back_off(self, attempt, ...)``): the count lives in
+    the caller's loop, which has its own mutant where it advances."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for name in ctx.descendants(test, m.Name()):
+        parent = ctx.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            continue
+        if name.value in names - {"self", "cls"}:
+            return True
+    return False
+
+
 def _stateful_give_ups(ctx: SourceContext) -> Iterator[tuple[cst.If, cst.FunctionDef]]:
     """Give-up branches of a retry strategy that keeps its count between calls instead of looping
     (a hook or callback of a class named like a retry policy: ``self._attempt += 1`` then ``if
@@ -145,7 +159,7 @@ def _stateful_give_ups(ctx: SourceContext) -> Iterator[tuple[cst.If, cst.Functio
             _limit_names(ctx, c) for c in comparisons
         ):
             continue
-        if _gives_up(ctx, branch.body):
+        if _gives_up(ctx, branch.body) and not _count_from_caller(ctx, branch.test, function):
             yield branch, function
 
 
@@ -417,6 +431,17 @@ class UnboundedRetry(Operator):
                 "        self.fetch()\n"
             ),
             note="a page counter with a limit, in a class that retries nothing",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "class Agent:\n"
+                "    def _back_off(self, attempt, error):\n"
+                "        if attempt >= self.max_attempts:\n"
+                "            raise RuntimeError(f'gave up after {attempt} attempts') from error\n"
+                "        time.sleep(2 ** attempt)\n"
+            ),
+            note="a retry helper given the count by its caller: the caller's loop is where it advances",
         ),
         Example(
             before=(
