@@ -31,6 +31,7 @@ from operators._retry import (
     retry_loops,
     words,
 )
+from operators._streams import parameters
 
 _STEP = m.AugAssign(
     target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
@@ -132,8 +133,7 @@ def _against_first_attempts(comparison: cst.Comparison) -> bool:
 def _count_from_caller(ctx: SourceContext, test: cst.BaseExpression, function: cst.FunctionDef) -> bool:
     """The give-up compares a parameter (``def _back_off(self, attempt, ...)``): the count lives in
     the caller's loop, which has its own mutant where it advances."""
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names = parameters(function)
     for name in ctx.descendants(test, m.Name()):
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
