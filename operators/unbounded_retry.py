@@ -411,15 +411,17 @@ class UnboundedRetry(Operator):
         Example(
             before=(
                 "class RetryPolicy:\n"
-                "    def delay(self, attempt):\n"
-                "        wait = self.base * 2**attempt\n"
+                "    def delay(self):\n"
+                "        wait = self.base * 2**self.attempts\n"
                 "        if wait > self.max_delay:\n"
                 "            wait = self.max_delay\n"
-                "        if attempt >= self.max_attempts:\n"
-                "            return True\n"
-                "        return wait\n"
+                "        return wait\n\n"
+                "    def should_retry(self):\n"
+                "        if self.attempts >= self.max_attempts:\n"
+                "            return False\n"
+                "        return True\n"
             ),
-            note="a retry class's cap on the delay, and a branch returning True: neither gives up",
+            note="a retry class's cap on the delay, and a predicate answering False: neither gives up itself",
         ),
         Example(
             before=(
@@ -445,10 +447,11 @@ class UnboundedRetry(Operator):
         ),
         Example(
             before=(
-                "def warn_on_first_retry(logger, attempt):\n"
-                "    if attempt > 1:\n"
-                "        return\n"
-                "    logger.warning('the model call failed, retrying')\n"
+                "class RetryNotice:\n"
+                "    def on_error(self, error):\n"
+                "        if self.attempts > 1:\n"
+                "            return\n"
+                "        self.log.warning('the model call failed, retrying')\n"
             ),
             note="'is this a retry at all?' asked in a retry helper is no give-up",
         ),
