@@ -267,7 +267,9 @@ def _handler_types(
         return
     effect = "no longer retried" if "retryable" in kinds else "now retried"
     if later:
-        retry, between = later[-1], later[:-1]
+        # a class that reaches ``except Exception`` is an Exception: a handler of cancellations
+        # and interrupts alone (``except KeyboardInterrupt``) cannot catch it on the way
+        retry, between = later[-1], [h for h in later[:-1] if not _catches_only_base(ctx, h)]
         if between:
             first = _label(ctx, between[0].type)
             effect = f"falls through to `except {first}` (retried if that does not catch it)"
@@ -293,6 +295,15 @@ def _handler_types(
     ):
         empty = cst.Tuple([], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         yield Mutation(caught, empty, f"{_label(ctx, caught)} {effect}")
+
+
+def _catches_only_base(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    """``except KeyboardInterrupt`` / ``except (asyncio.CancelledError, GeneratorExit)``."""
+    caught = handler.type
+    if caught is None:
+        return False
+    classes = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return all(ctx.qualified_names(c) & BASE_ONLY_ERRORS for c in classes)
 
 
 def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:

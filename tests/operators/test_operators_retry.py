@@ -370,6 +370,40 @@ def test_fatal_handler_is_mutated_only_when_a_retry_handler_follows() -> None:
     ]
 
 
+def test_a_dropped_fatal_class_says_which_handler_it_meets_before_the_retry() -> None:
+    """The first handler in between may catch a base of the dropped class (not decidable from one
+    file), so the description names it; a handler of interrupts and cancellations alone cannot
+    catch an Exception, so it is passed over; and a cancellation dropped in front of ``except
+    Exception`` is no mutant at all (it is no Exception: the retry never sees it)."""
+    source = """
+    import asyncio, time
+    def run(step, attempts):
+        for attempt in range(attempts):
+            try:
+                return step()
+            except RunCancelled:
+                raise
+            except (InputCheckError, OutputCheckError):
+                raise
+            except KeyboardInterrupt:
+                raise
+            except ValueError:
+                raise
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                time.sleep(1)
+    """
+    described = sorted(m.description for m in mutants("misclassify-retryable", source))
+    assert described == [
+        "InputCheckError falls through to `except ValueError` (retried if that does not catch it)",
+        "OutputCheckError falls through to `except ValueError` (retried if that does not catch it)",
+        "RunCancelled falls through to `except (InputCheckError, OutputCheckError)` "
+        "(retried if that does not catch it)",
+        "ValueError now retried",
+    ]
+
+
 def test_every_example_mutant_compiles() -> None:
     for name in RETRY_OPERATORS:
         for example in all_operators()[name].examples:
