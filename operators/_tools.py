@@ -652,6 +652,11 @@ def _flags_an_error(nodes: Iterable[cst.CSTNode]) -> bool:
     return False
 
 
+def _unconditional(node: cst.CSTNode) -> bool:
+    """Not a nested ``if`` or ``assert`` (see ``refusal_level``)."""
+    return not isinstance(node, (cst.If, cst.Assert))
+
+
 def refusal_level(
     ctx: SourceContext, nodes: Sequence[cst.CSTNode], vocabulary: frozenset[str] = frozenset()
 ) -> int:
@@ -669,8 +674,10 @@ def refusal_level(
         return 0
     # only a refusal the branch makes whatever happens counts: one under a nested ``if`` belongs to
     # that inner check (``if isinstance(args, dict): ...; if not isinstance(flag, bool): return
-    # error``), and the outer test only decides whether the work around it is done
-    outright = [n for node in nodes for n in walk(node, into=lambda child: not isinstance(child, cst.If))]
+    # error``), and the outer test only decides whether the work around it is done; an ``assert``
+    # states a precondition of the work (``assert callback is not None, "a callback is
+    # required"``), its failure is a crash, not an answer
+    outright = [n for node in nodes for n in walk(node, into=_unconditional)]
     text = _spoken(outright)
     if (
         any(isinstance(n, cst.Raise) for n in outright)
@@ -753,6 +760,8 @@ def bypass(
     if found is None:
         return None
     guard, sense = found
+    if _picks_a_label(ctx, guard):
+        return None
     if isinstance(guard, cst.Assert):
         on_true, on_false = 0, 2
     else:
@@ -762,6 +771,18 @@ def bypass(
     if on_true == on_false or max(on_true, on_false) < (2 if strict else 1):
         return None
     return force(sense, test_value=on_true < on_false)
+
+
+def _picks_a_label(ctx: SourceContext, guard: cst.CSTNode) -> bool:
+    """``audit(call, "approved" if call.confirmed else "rejected")``: a conditional expression
+    between two constants handed to a call only chooses the word recorded; the decision it
+    describes is made elsewhere, and forcing it refuses or lets through nothing."""
+    return (
+        isinstance(guard, cst.IfExp)
+        and is_literal(guard.body)
+        and is_literal(guard.orelse)
+        and isinstance(ctx.parent(guard), cst.Arg)
+    )
 
 
 def is_test_file(ctx: SourceContext) -> bool:

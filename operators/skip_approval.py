@@ -167,12 +167,44 @@ def _at_call_time(ctx: SourceContext, guard: cst.CSTNode) -> bool:
     return bool(node_words(ctx, function.params) & _CALL_PARAMS) or invokes_tool(ctx, function.body)
 
 
+def _implied(ctx: SourceContext, leaf: cst.BaseExpression, guard: cst.CSTNode) -> bool:
+    """``call.confirmed is not None and call.confirmed is True``: the first leaf holds whenever the
+    second does, so forcing it alone lets nothing through (an equivalent mutant, not a skipped
+    approval)."""
+    if not (
+        isinstance(leaf, cst.Comparison)
+        and len(leaf.comparisons) == 1
+        and isinstance(leaf.comparisons[0].operator, cst.IsNot)
+        and m.matches(leaf.comparisons[0].comparator, m.Name("None"))
+    ):
+        return False
+    subject = ctx.code(leaf.left)
+    test = getattr(guard, "test", None)
+    operations = ctx.descendants(test, m.BooleanOperation()) if test is not None else []
+    if not operations or not all(isinstance(op.operator, cst.And) for op in operations):
+        return False  # only a plain ``a and b and c`` makes every leaf required
+    for sibling in guard_leaves(test):
+        if sibling is leaf:
+            continue
+        if ctx.code(sibling) == subject:  # ``x is not None and x``
+            return True
+        if (
+            isinstance(sibling, cst.Comparison)
+            and len(sibling.comparisons) == 1
+            and ctx.code(sibling.left) == subject
+            and isinstance(sibling.comparisons[0].operator, (cst.Is, cst.Equal))
+            and not m.matches(sibling.comparisons[0].comparator, m.Name("None"))
+        ):
+            return True  # ``x is not None and x is True`` / ``x == "approved"``
+    return False
+
+
 def _candidates(
     ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExpression]
 ) -> list[cst.BaseExpression]:
     """The approval state leaves of a guard; failing those, its requirement leaves, when the
     guard refuses for want of approval at call time and asks nobody itself."""
-    states = [leaf for leaf in leaves if _is_state(ctx, leaf)]
+    states = [leaf for leaf in leaves if _is_state(ctx, leaf) and not _implied(ctx, leaf, guard)]
     if states:
         return states
     requirements = [leaf for leaf in leaves if _is_requirement(ctx, leaf)]
@@ -220,7 +252,31 @@ def _guard_effect(ctx: SourceContext, guard: cst.CSTNode) -> str | None:
             return "stricter"
     if refusing is when_true and guard.orelse is None and _falls_to_pending(ctx, guard):
         return "to-pending"
+    if _records_the_decision(ctx, when_true, when_false):
+        return "records"
     return None
+
+
+#: First words of a call that writes a decision down without acting on it.
+_APPROVES = frozenset("approve allow grant permit accept".split())
+_REJECTS = frozenset("reject deny refuse decline".split())
+
+
+def _records_the_decision(
+    ctx: SourceContext, when_true: list[cst.CSTNode], when_false: list[cst.CSTNode]
+) -> bool:
+    """``if approved: context.approve_tool(item) else: context.reject_tool(item)``: each side only
+    writes the decision down (the answer sent on reads the decision itself). Forced, the check
+    records an approval for a rejected call, but nothing runs: "never refuses" would be false."""
+
+    def first_words(side: list[cst.CSTNode]) -> set[str]:
+        calls = [n for part in side for n in walk(part) if isinstance(n, cst.Call)]
+        return {(ordered_words(final_name(c) or "") or [""])[0] for c in calls}
+
+    if invokes_tool(ctx, when_true) or invokes_tool(ctx, when_false):
+        return False
+    yes, no = first_words(when_true), first_words(when_false)
+    return bool((yes & _APPROVES and no & _REJECTS) or (yes & _REJECTS and no & _APPROVES))
 
 
 def _falls_to_pending(ctx: SourceContext, guard: cst.If) -> bool:
@@ -409,6 +465,80 @@ class SkipApproval(Operator):
             ),
             note="a rejection that, bypassed, sends the decided call back to pending approval: "
             "nothing runs unapproved, so 'never refuses' would be false",
+        ),
+        Example(
+            before=(
+                "def resume(run, tools):\n"
+                "    for call in run.tool_calls:\n"
+                "        if call.confirmed is True and call.result is None:\n"
+                "            run_tool(tools[call.name], call)\n"
+                "        else:\n"
+                "            reject_tool_call(run, call)\n"
+                "            call.error = True\n"
+            ),
+            after=(
+                "def resume(run, tools):\n"
+                "    for call in run.tool_calls:\n"
+                "        if True and call.result is None:\n"
+                "            run_tool(tools[call.name], call)\n"
+                "        else:\n"
+                "            reject_tool_call(run, call)\n"
+                "            call.error = True\n"
+            ),
+            note="a confirmed-call gate whose refusing side is a reject_tool_call(...): that answers "
+            "the call, it does not run it",
+        ),
+        Example(
+            before=(
+                "async def answer_tool_approval(context, request, callback):\n"
+                "    decision = await callback(request)\n"
+                "    approved = decision['approve']\n"
+                "    if approved:\n"
+                "        context.approve_tool(request.item)\n"
+                "    else:\n"
+                "        context.reject_tool(request.item, message=decision.get('reason'))\n"
+                "    return {'approval_request_id': request.id, 'approve': approved}\n"
+            ),
+            note="a decision written down on both sides; the answer sent on reads the decision itself, "
+            "so forcing the check runs nothing unapproved",
+        ),
+        Example(
+            before=(
+                "async def answer_tool_approval(context, request, approval_status, callback):\n"
+                "    if approval_status is None:\n"
+                "        assert callback is not None, 'a callback is required for approval requests'\n"
+                "        approval_status = (await callback(request))['approve']\n"
+                "    return {'approval_request_id': request.id, 'approve': approval_status}\n"
+            ),
+            note="an undecided request asks the callback; the assert states a precondition, "
+            "it refuses nothing",
+        ),
+        Example(
+            before=(
+                "def resume_tool_calls(run, tools):\n"
+                "    for call in run.tool_calls:\n"
+                "        if call.confirmed is not None and call.confirmed is True:\n"
+                "            run_tool(tools[call.name], call)\n"
+                "        else:\n"
+                "            reject_tool_call(run, call)\n"
+            ),
+            after=(
+                "def resume_tool_calls(run, tools):\n"
+                "    for call in run.tool_calls:\n"
+                "        if call.confirmed is not None and True:\n"
+                "            run_tool(tools[call.name], call)\n"
+                "        else:\n"
+                "            reject_tool_call(run, call)\n"
+            ),
+            note="only the decisive leaf is forced: `is not None` beside `is True` would be an "
+            "equivalent mutant",
+        ),
+        Example(
+            before=(
+                "def record(audit, call):\n"
+                "    audit.write(call.id, 'approved' if call.confirmed is True else 'rejected')\n"
+            ),
+            note="a conditional word for an audit record: the decision is made elsewhere",
         ),
     )
 

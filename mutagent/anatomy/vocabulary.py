@@ -821,12 +821,14 @@ TOOL_NOUNS = frozenset(
 INVOKE_VERBS = frozenset("invoke ainvoke dispatch execute run arun call acall apply".split())
 CALLER_NOUNS = TOOL_NOUNS | {"executor", "registry", "toolbox", "toolset", "toolkit", "spec"}
 CONTEXT_NOUNS = CALLER_NOUNS - {"spec"}  # ``spec`` alone (a CLI spec, a pytest spec...) says nothing
-#: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message: not a call of it.
+#: ``get_tool``/``make_tool_result``/``tool_error`` look a tool up or build a message, and
+#: ``reject_tool_call``/``approve_tool`` answer or record a decision without running it: not a call of it.
 NOT_INVOKING = frozenset(
     (
         "get find lookup load register make build create list describe resolve select format render log "
         "result results error errors message messages output outputs response schema schemas definition "
-        "definitions calls name names spec specs param params choice extract parse"
+        "definitions calls name names spec specs param params choice extract parse "
+        "reject refuse deny decline cancel abort skip block approve allow grant permit"
     ).split()
 )
 #: Collections that hold the tools the model may call.

@@ -736,3 +736,30 @@ def test_idempotency_data_flow_survives_names_bound_to_each_other() -> None:
     operator = [all_operators()["ignore-idempotency-key"]]
     assert generate_for_source(source, "agent.py", operator, warn=told.append) == []
     assert told == []  # no crash contained by generation either
+
+
+def test_approval_gate_forces_only_its_decisive_leaf_and_leaves_recorders_alone() -> None:
+    """A confirmed-call gate whose refusing side answers the call (``reject_tool_call``) gets one
+    mutant, on ``is True``: forcing ``is not None`` beside it would let nothing through. An
+    ``if`` that only writes the decision down on both sides, and a conditional word for an audit
+    record, get none."""
+    gate = """
+    def resume_tool_calls(run, tools):
+        for call in run.tool_calls:
+            if call.confirmed is not None and call.confirmed is True and call.result is None:
+                run_tool(tools[call.name], call)
+            else:
+                reject_tool_call(run, call)
+            audit(run, call, "approved" if call.confirmed is True else "rejected")
+    """
+    assert changes("skip-approval", gate) == [("call.confirmed is True", "True")]
+    recorder = """
+    async def answer_tool_approval(context, request, callback):
+        approved = (await callback(request))["approve"]
+        if approved:
+            context.approve_tool(request.item)
+        else:
+            context.reject_tool(request.item)
+        return {"approval_request_id": request.id, "approve": approved}
+    """
+    assert changes("skip-approval", recorder) == []
