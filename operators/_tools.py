@@ -526,6 +526,12 @@ def local_values(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]
 # -- tool invocation and tool context ---------------------------------------------------------
 
 
+def _not_invoking(verb: str) -> bool:
+    """A verb that looks a tool up or answers it (``get``), or its async twin (``aget``, as
+    ``ainvoke`` is ``invoke``'s)."""
+    return verb in _NOT_INVOKING or (verb[:1] == "a" and verb[1:] in _NOT_INVOKING)
+
+
 def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
     """``TOOLS[name](**args)``, ``handler(args)``, ``spec.fn(...)``, ``run_tool(...)``,
     ``session.call_tool(...)``, ``tool.invoke(...)``, ``self.registry.execute(...)``."""
@@ -536,7 +542,7 @@ def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
     if not name or name.lstrip("_")[:1].isupper():
         return False
     parts = [p for p in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if p]
-    if not parts or parts[0] in _NOT_INVOKING or parts[-1] in _NOT_INVOKING:
+    if not parts or _not_invoking(parts[0]) or parts[-1] in _NOT_INVOKING:
         return False
     if parts[-1] in TOOL_NOUNS:
         return True

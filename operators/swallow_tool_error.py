@@ -508,6 +508,18 @@ class SwallowToolError(Operator):
             ),
             note="a handler that logs and re-raises, and a journal entry naming is_error",
         ),
+        Example(
+            before=(
+                "async def arun(agent, run_response):\n"
+                "    try:\n"
+                "        tools = await agent.aget_tools()\n"
+                "        run_response.content = await agent.model.aresponse(tools=tools)\n"
+                "    except InputCheckError as e:\n"
+                "        run_response.content = str(e)\n"
+                "    return run_response\n"
+            ),
+            note="aget_tools() looks the tools up (the async twin of get_tools): no tool runs in this try",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
