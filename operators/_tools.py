@@ -541,6 +541,8 @@ def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
     name = final_name(call)
     if not name or name.lstrip("_")[:1].isupper():
         return False
+    if isinstance(func, cst.Name) and any(q.startswith("builtins.") for q in ctx.qualified_names(call)):
+        return False  # ``callable(handler)`` asks, it does not call
     parts = [p for p in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if p]
     if not parts or _not_invoking(parts[0]) or parts[-1] in _NOT_INVOKING:
         return False

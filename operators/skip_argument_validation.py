@@ -895,6 +895,17 @@ class SkipArgumentValidation(Operator):
             note="a type test that only decides whether optional work runs; the refusal inside "
             "belongs to the nested check",
         ),
+        Example(
+            before=(
+                "def user_message(agent, input=None, **kwargs):\n"
+                "    if callable(agent.build_message):\n"
+                "        return agent.build_message(input)\n"
+                "    if isinstance(input, dict):\n"
+                "        return Message.model_validate(input)\n"
+                "    return Message(role='user', content=str(input))\n"
+            ),
+            note="a run's input validated into a message; callable() asks about a value, it runs no tool",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
