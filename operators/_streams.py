@@ -207,6 +207,15 @@ def negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def caught_classes(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[cst.BaseExpression]:
+    """The classes an ``except`` clause names: ``except (A, B)`` -> ``[A, B]``, ``except A`` ->
+    ``[A]``, a bare ``except:`` -> ``[]``."""
+    caught = handler.type
+    if caught is None:
+        return []
+    return [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+
+
 def single_comparison(
     test: cst.CSTNode,
 ) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression] | None:

@@ -16,7 +16,7 @@ import libcst.matchers as m
 from mutagent.anatomy.vocabulary import DECODE_ERROR_CATCHERS, JSON_PARSERS, PYDANTIC_JSON_PARSERS, word_list
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import leaf_name, statements, string_value
+from operators._streams import caught_classes, leaf_name, statements, string_value
 
 #: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
 #: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).
@@ -326,10 +326,7 @@ def _decode_handlers(ctx: SourceContext, line: cst.SimpleStatementLine) -> list[
 def _catches_decode_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    types = (
-        [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
-    )
-    return any(ctx.qualified_names(t) & DECODE_ERROR_CATCHERS for t in types)
+    return any(ctx.qualified_names(t) & DECODE_ERROR_CATCHERS for t in caught_classes(handler))
 
 
 def _failing_statements(handler: cst.ExceptHandler) -> Iterator[cst.SimpleStatementLine]:

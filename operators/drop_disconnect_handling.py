@@ -18,6 +18,7 @@ from mutagent.anatomy.callgraph import callee
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
+    caught_classes,
     guards_something_else,
     model_context,
     reads_stream,
@@ -389,8 +390,7 @@ def _may_catch_transport_errors(
     ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler
 ) -> bool:
     caught = handler.type
-    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    if any(transport_error_name(ctx, e) is not None for e in elements):
+    if any(transport_error_name(ctx, e) is not None for e in caught_classes(handler)):
         return True
     return isinstance(caught, cst.Call) and _helper_catches_transport_errors(ctx, caught, handler) is not None
 

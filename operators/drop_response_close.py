@@ -26,6 +26,7 @@ from mutagent.mutation.operator import Example, Mutation, Operator
 from operators._streams import (
     bound_values,
     builds_streaming_object,
+    caught_classes,
     is_http_call,
     is_stream_value,
     model_context,
@@ -512,8 +513,6 @@ def _after_exhaustion(ctx: SourceContext, statement: cst.CSTNode) -> bool:
     )
     if not isinstance(handler, cst.ExceptHandler) or handler.type is None:
         return False
-    types = (
-        [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
-    )
+    types = caught_classes(handler)
     names = {t.attr.value if isinstance(t, cst.Attribute) else getattr(t, "value", None) for t in types}
     return bool(names) and names <= _EXHAUSTED

@@ -42,6 +42,7 @@ from operators._retry import (
     retry_library,
     words,
 )
+from operators._streams import caught_classes
 
 _COLLECTION = m.Set() | m.Tuple() | m.List()
 #: Calls a collection passes through on its way to its name: ``frozenset({...})``, ``Field(default=...)``.
@@ -266,6 +267,7 @@ def _handler_types(
     if ctx.qualified_names(caught) & _BROAD:
         return
     effect = "no longer retried" if "retryable" in kinds else "now retried"
+    retry_takes_any = True  # the handler the dropped class reaches catches BaseException too
     if later:
         # a class that reaches ``except Exception`` is an Exception: a handler of cancellations
         # and interrupts alone (``except KeyboardInterrupt``) cannot catch it on the way
@@ -273,14 +275,10 @@ def _handler_types(
         if between:
             first = _label(ctx, between[0].type)
             effect = f"falls through to `except {first}` (retried if that does not catch it)"
+        retry_takes_any = retry.type is None or "builtins.BaseException" in ctx.qualified_names(retry.type)
 
-        def reaches_retry(node: cst.CSTNode) -> bool:
-            catches_base = retry.type is None or "builtins.BaseException" in ctx.qualified_names(retry.type)
-            return catches_base or not ctx.qualified_names(node) & BASE_ONLY_ERRORS
-    else:
-
-        def reaches_retry(node: cst.CSTNode) -> bool:
-            return True
+    def reaches_retry(node: cst.CSTNode) -> bool:
+        return retry_takes_any or not ctx.qualified_names(node) & BASE_ONLY_ERRORS
 
     if isinstance(caught, cst.Tuple) and len(caught.elements) > 1:
         for index, element in enumerate(caught.elements):
@@ -299,11 +297,8 @@ def _handler_types(
 
 def _catches_only_base(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
     """``except KeyboardInterrupt`` / ``except (asyncio.CancelledError, GeneratorExit)``."""
-    caught = handler.type
-    if caught is None:
-        return False
-    classes = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return all(ctx.qualified_names(c) & BASE_ONLY_ERRORS for c in classes)
+    classes = caught_classes(handler)
+    return bool(classes) and all(ctx.qualified_names(c) & BASE_ONLY_ERRORS for c in classes)
 
 
 def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
@@ -355,9 +350,7 @@ def _under_status_check(ctx: SourceContext, raise_: cst.Raise, handler: cst.CSTN
 
 
 def _caught_names(handler: cst.ExceptHandler) -> set[str]:
-    caught = handler.type
-    elements = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return {identifier(e) or "" for e in elements}
+    return {identifier(e) or "" for e in caught_classes(handler)}
 
 
 def _decides_retry(ctx: SourceContext, node: cst.CSTNode) -> bool:

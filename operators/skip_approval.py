@@ -42,6 +42,7 @@ from mutagent.anatomy.vocabulary import node_words, ordered_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import single_comparison
 from operators._tools import (
     branches,
     bypass,
@@ -171,14 +172,10 @@ def _implied(ctx: SourceContext, leaf: cst.BaseExpression, guard: cst.CSTNode) -
     """``call.confirmed is not None and call.confirmed is True``: the first leaf holds whenever the
     second does, so forcing it alone lets nothing through (an equivalent mutant, not a skipped
     approval)."""
-    if not (
-        isinstance(leaf, cst.Comparison)
-        and len(leaf.comparisons) == 1
-        and isinstance(leaf.comparisons[0].operator, cst.IsNot)
-        and m.matches(leaf.comparisons[0].comparator, m.Name("None"))
-    ):
+    parts = single_comparison(leaf)
+    if parts is None or not isinstance(parts[1], cst.IsNot) or not m.matches(parts[2], m.Name("None")):
         return False
-    subject = ctx.code(leaf.left)
+    subject = ctx.code(parts[0])
     test = getattr(guard, "test", None)
     operations = ctx.descendants(test, m.BooleanOperation()) if test is not None else []
     if not operations or not all(isinstance(op.operator, cst.And) for op in operations):
@@ -188,12 +185,12 @@ def _implied(ctx: SourceContext, leaf: cst.BaseExpression, guard: cst.CSTNode) -
             continue
         if ctx.code(sibling) == subject:  # ``x is not None and x``
             return True
+        other = single_comparison(sibling)
         if (
-            isinstance(sibling, cst.Comparison)
-            and len(sibling.comparisons) == 1
-            and ctx.code(sibling.left) == subject
-            and isinstance(sibling.comparisons[0].operator, (cst.Is, cst.Equal))
-            and not m.matches(sibling.comparisons[0].comparator, m.Name("None"))
+            other is not None
+            and ctx.code(other[0]) == subject
+            and isinstance(other[1], (cst.Is, cst.Equal))
+            and not m.matches(other[2], m.Name("None"))
         ):
             return True  # ``x is not None and x is True`` / ``x == "approved"``
     return False

@@ -54,6 +54,7 @@ from mutagent.anatomy.vocabulary import PYDANTIC_VALIDATORS, REFUSAL_WORDS, REQU
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
+from operators._streams import caught_classes
 from operators._tools import (
     agent_code,
     bypass,
@@ -361,11 +362,7 @@ def _catches_pydantic_validation(ctx: SourceContext, call: cst.Call) -> bool:
             return False
         if isinstance(ancestor, cst.Try) and previous is ancestor.body:
             for handler in ancestor.handlers:
-                caught = handler.type
-                if caught is None:
-                    continue
-                types = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-                if any(ctx.qualified_names(t) & _VALIDATION_ERRORS for t in types):
+                if any(ctx.qualified_names(t) & _VALIDATION_ERRORS for t in caught_classes(handler)):
                     return True
         previous = ancestor
     return False
