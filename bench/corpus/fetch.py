@@ -7,7 +7,8 @@ sha256 recorded in ``packages.toml``, and unpacked under ``bench/corpus/.cache/s
 downloaded code is never committed). Already unpacked packages are skipped, so a second run is
 offline.
 
-Usage: ``python bench/corpus/fetch.py [--only NAME ...]``.
+Usage: ``python bench/corpus/fetch.py [--only NAME ...] [--with-test]`` (the test split is fetched
+only on request: it is read by nobody tuning the operators).
 Exit codes: 0 every package present, 1 a download, checksum or listed file failed, 2 bad usage.
 """
 
@@ -18,6 +19,7 @@ import hashlib
 import subprocess
 import sys
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,8 @@ class Package:
     sha256: str
     root: str
     files: tuple[str, ...]
+    split: str = "dev"  # "test": labelled blind and not yet scored (see README, "The blind split")
+    labels: Path | None = None  # the labels/NAME.toml file holding its pin and labels, if any
 
     @property
     def source_dir(self) -> Path:
@@ -52,26 +56,44 @@ class Package:
         return SOURCES / self.root
 
 
-def load_packages(path: Path = CORPUS / "packages.toml") -> list[Package]:
-    """Read the corpus manifest."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return [
-        Package(
-            name=entry["name"],
-            version=entry["version"],
-            sha256=entry["sha256"],
-            root=entry["root"],
-            files=tuple(entry["files"]),
-        )
-        for entry in data["package"]
-    ]
+LABELS_DIR = CORPUS / "labels"
+
+
+def load_packages(
+    path: Path = CORPUS / "packages.toml", labels_dir: Path | None = LABELS_DIR
+) -> list[Package]:
+    """Read the corpus manifest: ``packages.toml`` (the first corpus, all dev) and the ``[[package]]``
+    table of every ``labels/*.toml`` file (one per package added since, each with its ``split``)."""
+    sources = [(path, tomllib.loads(path.read_text(encoding="utf-8")))]
+    if labels_dir is not None and labels_dir.is_dir():
+        for label_file in sorted(labels_dir.glob("*.toml")):
+            sources.append((label_file, tomllib.loads(label_file.read_text(encoding="utf-8"))))
+    packages = []
+    for origin, data in sources:
+        for entry in data.get("package", []):
+            split = entry.get("split", "dev")
+            if split not in ("dev", "test"):
+                raise ValueError(f"{origin.name}: package {entry['name']}: split must be dev or test")
+            packages.append(
+                Package(
+                    name=entry["name"],
+                    version=entry["version"],
+                    sha256=entry["sha256"],
+                    root=entry["root"],
+                    files=tuple(entry["files"]),
+                    split=split,
+                    labels=None if origin == path else origin,
+                )
+            )
+    return packages
 
 
 def _sdist_of(package: Package) -> Path | None:
     """The downloaded archive of ``package``, if any (pip normalises the file name)."""
     stem = package.root  # e.g. openai_agents-0.24.0, the sdist's own top directory name
-    for candidate in sorted(SDISTS.glob("*.tar.gz")):
-        if candidate.name == f"{stem}.tar.gz":
+    for suffix in (".tar.gz", ".zip"):
+        candidate = SDISTS / f"{stem}{suffix}"
+        if candidate.is_file():
             return candidate
     return None
 
@@ -110,6 +132,10 @@ def _sha256(path: Path) -> str:
 
 def _unpack(archive: Path) -> None:
     SOURCES.mkdir(parents=True, exist_ok=True)
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(SOURCES)
+        return
     with tarfile.open(archive) as tar:
         tar.extractall(SOURCES, filter="data")
 
@@ -130,8 +156,11 @@ def fetch(package: Package) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Download and unpack the pinned corpus sdists.")
     parser.add_argument("--only", action="append", metavar="NAME", help="fetch only this package")
+    parser.add_argument(
+        "--with-test", action="store_true", help="also the test split (labelled blind, not yet scored)"
+    )
     args = parser.parse_args(argv)
-    packages = load_packages()
+    packages = [p for p in load_packages() if args.with_test or args.only or p.split == "dev"]
     if args.only:
         unknown = sorted(set(args.only) - {p.name for p in packages})
         if unknown:

@@ -50,7 +50,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch import CORPUS, Package, load_packages  # noqa: E402
+from fetch import CORPUS, LABELS_DIR, Package, load_packages  # noqa: E402
+from ledger import BlindError, blind_check, ledger_entries, record_blind_score  # noqa: E402
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
 NEW_OPERATORS = ("turn-limit-off-by-one", "unbounded-turns")
@@ -120,26 +121,30 @@ class Outcome:
     speed: dict[str, Any] = field(default_factory=dict)
 
 
-def load_labels(path: Path = CORPUS / "sites.toml") -> list[Label]:
-    """Every label of ``sites.toml``, flattened; KeyError/TypeError if an entry lacks a key."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+def load_labels(path: Path = CORPUS / "sites.toml", labels_dir: Path | None = LABELS_DIR) -> list[Label]:
+    """Every label of ``sites.toml`` and of the ``[[file]]`` tables of ``labels/*.toml``, flattened;
+    KeyError/TypeError if an entry lacks a key."""
+    sources = [path.read_text(encoding="utf-8")]
+    if labels_dir is not None and labels_dir.is_dir():
+        sources += [f.read_text(encoding="utf-8") for f in sorted(labels_dir.glob("*.toml"))]
     labels: list[Label] = []
-    for group in data.get("file", []):
-        for kind, key in (("site", "sites"), ("non_site", "non_sites")):
-            for entry in group.get(key, []):
-                labels.append(
-                    Label(
-                        kind=kind,
-                        package=group["package"],
-                        file=group["path"],
-                        function=entry["function"],
-                        operator=entry["operator"],
-                        reason=entry["reason"],
-                        anchor=_anchors(entry.get("anchor", "")),
-                        mutant=entry.get("mutant", ""),
-                        after=entry.get("after", ""),
+    for text in sources:
+        for group in tomllib.loads(text).get("file", []):
+            for kind, key in (("site", "sites"), ("non_site", "non_sites")):
+                for entry in group.get(key, []):
+                    labels.append(
+                        Label(
+                            kind=kind,
+                            package=group["package"],
+                            file=group["path"],
+                            function=entry["function"],
+                            operator=entry["operator"],
+                            reason=entry["reason"],
+                            anchor=_anchors(entry.get("anchor", "")),
+                            mutant=entry.get("mutant", ""),
+                            after=entry.get("after", ""),
+                        )
                     )
-                )
     return labels
 
 
@@ -471,8 +476,8 @@ def markdown_table(outcome: Outcome) -> str:
     return "\n".join(rows) + "\n"
 
 
-def print_outcome(outcome: Outcome) -> None:
-    table = Table(title=f"corpus score of {outcome.mutagent}", title_justify="left")
+def print_outcome(outcome: Outcome, title: str = "") -> None:
+    table = Table(title=f"{title or 'corpus score'} of {outcome.mutagent}", title_justify="left")
     for column in ("operator", "expected", "found", "recall", "emitted", "ignored", "true", "false"):
         table.add_column(column, justify="left" if column == "operator" else "right")
     table.add_column("unjudged", justify="right")
@@ -533,8 +538,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-speed", action="store_true", help="skip the generation-speed measurement")
     parser.add_argument("--speed-package", metavar="NAME", help="time generation on this package instead")
     parser.add_argument("--no-map", action="store_true", help="skip `mutagent map` even when it exists")
+    parser.add_argument(
+        "--blind",
+        metavar="NAME",
+        help="score one test-split package for the first and only time and record it in blind.toml",
+    )
     args = parser.parse_args(argv)
-    packages = load_packages()
+    try:
+        every_package = load_packages()
+    except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as error:
+        console.print(f"error: package manifest: {error}")
+        return 1
+    if args.blind:
+        chosen = [p for p in every_package if p.name == args.blind]
+        if not chosen or chosen[0].split != "test" or chosen[0].labels is None:
+            console.print(f"error: {args.blind} is not a test-split package with a labels/ file")
+            return 2
+        try:
+            provenance = blind_check(args.blind, chosen[0].labels)
+        except BlindError as error:
+            console.print(f"error: {error}")
+            return 2
+        packages = chosen
+    else:
+        packages = [p for p in every_package if p.split == "dev"]
     absent = [p.name for p in packages if not p.source_dir.is_dir()]
     if absent:
         console.print(f"error: not fetched: {', '.join(absent)} (run python bench/corpus/fetch.py)")
@@ -542,22 +569,84 @@ def main(argv: list[str] | None = None) -> int:
     try:
         labels = load_labels()
     except (KeyError, TypeError, tomllib.TOMLDecodeError) as error:
-        console.print(f"error: sites.toml: {error}")
+        console.print(f"error: labels: {error}")
         return 1
+    names = {p.name for p in packages}
+    labels = [label for label in labels if label.package in names]
     for problem in stale_labels(packages, labels):
         console.print(f"[yellow]label:[/] {problem}")
     mutagent = str(Path(args.mutagent).resolve()) if Path(args.mutagent).exists() else args.mutagent
     with_map = not args.no_map and has_map(mutagent)
     started = time.perf_counter()
     outcome = score(mutagent, packages, labels, with_map)
-    if not args.no_speed:
+    if not args.no_speed and not args.blind:
         outcome.speed = measure_speed(mutagent, packages, args.speed_package)
-    print_outcome(outcome)
+    title = f"blind (first) score of {args.blind}" if args.blind else f"dev split ({len(packages)} packages)"
+    print_outcome(outcome, title)
+    if args.blind:
+        entry = record_blind_score(args.blind, packages[0].version, provenance, outcome.overall)
+        console.print(
+            f"recorded in {CORPUS.name}/blind.toml: {entry['found']}/{entry['sites']} sites found, "
+            f"{entry['true']} true, {entry['false']} false, {entry['unjudged']} unjudged mutants; "
+            "commit it, then the package may move to the dev split"
+        )
+    print_test_split(every_package)
     args.out.write_text(json.dumps(asdict(outcome), indent=1) + "\n", encoding="utf-8")
     if args.markdown:
         args.markdown.write_text(markdown_table(outcome), encoding="utf-8")
     console.print(f"written {args.out} in {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def print_test_split(packages: list[Package]) -> None:
+    """The test split's figures: each package's first score as recorded, never a new one."""
+    entries = ledger_entries()
+    table = Table(title="test split: first (blind) scores, from blind.toml", title_justify="left")
+    for column in ("package", "labels", "measured at", "sites", "found", "recall", "true", "false"):
+        table.add_column(
+            column, justify="left" if column in ("package", "labels", "measured at") else "right"
+        )
+    table.add_column("unjudged", justify="right")
+    table.add_column("precision", justify="right")
+    for entry in entries:
+        recall = entry["recall"] if entry["recall"] != "" else None
+        precision = entry["precision"] if entry["precision"] != "" else None
+        table.add_row(
+            f"{entry['package']} {entry['version']}",
+            entry["labels_commit"][:10],
+            entry["measured_at"][:10],
+            str(entry["sites"]),
+            str(entry["found"]),
+            _pct(recall),
+            str(entry["true"]),
+            str(entry["false"]),
+            str(entry["unjudged"]),
+            _pct(precision),
+        )
+    if entries:
+        sites = sum(e["sites"] for e in entries)
+        found = sum(e["found"] for e in entries)
+        true = sum(e["true"] for e in entries)
+        false = sum(e["false"] for e in entries)
+        table.add_row(
+            "overall",
+            "",
+            "",
+            str(sites),
+            str(found),
+            _pct(found / sites if sites else None),
+            str(true),
+            str(false),
+            str(sum(e["unjudged"] for e in entries)),
+            _pct(true / (true + false) if true + false else None),
+            end_section=True,
+        )
+        console.print(table)
+    waiting = [
+        p.name for p in packages if p.split == "test" and p.name not in {e["package"] for e in entries}
+    ]
+    if waiting:
+        console.print(f"test split, labelled and not yet scored: {', '.join(waiting)}")
 
 
 if __name__ == "__main__":

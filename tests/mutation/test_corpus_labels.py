@@ -125,3 +125,66 @@ def test_function_spans_use_qualnames_with_locals() -> None:
     source = "class A:\n    def f(self):\n        def g():\n            return 1\n        return g\n"
     spans = score.function_spans(source)
     assert spans["A.f"] == (2, 5) and spans["A.f.<locals>.g"] == (3, 4)
+
+
+# --- the blind split's ledger ---------------------------------------------------------------------
+ledger = _load("ledger")
+
+
+def _repo(tmp_path):
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "README.md").write_text("x\n")
+    git("add", "README.md")
+    git("commit", "-qm", "start")
+    return git
+
+
+def test_labels_committed_alone_may_be_scored_once(tmp_path) -> None:
+    git = _repo(tmp_path)
+    labels = tmp_path / "labels" / "pkg.toml"
+    labels.write_text("[[package]]\n")
+    git("add", "labels/pkg.toml")
+    git("commit", "-qm", "labels of pkg")
+    provenance = ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
+    assert provenance.labels_commit == git("rev-parse", "HEAD")
+    overall = {"expected": 4, "found": 3, "recall": 0.75, "true": 5, "false": 1, "unjudged": 2}
+    ledger.record_blind_score(
+        "pkg", "1.0", provenance, {**overall, "precision": 5 / 6}, tmp_path / "blind.toml"
+    )
+    [entry] = ledger.ledger_entries(tmp_path / "blind.toml")
+    assert (entry["package"], entry["found"], entry["labels_commit"]) == ("pkg", 3, provenance.labels_commit)
+    with pytest.raises(ledger.BlindError, match="already scored blind"):
+        ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
+
+
+def test_labels_not_committed_or_committed_with_other_files_are_refused(tmp_path) -> None:
+    git = _repo(tmp_path)
+    labels = tmp_path / "labels" / "pkg.toml"
+    labels.write_text("[[package]]\n")
+    with pytest.raises(ledger.BlindError, match="not committed"):
+        ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
+    (tmp_path / "README.md").write_text("changed with the labels\n")
+    git("add", "labels/pkg.toml", "README.md")
+    git("commit", "-qm", "labels and something else")
+    with pytest.raises(ledger.BlindError, match="also changes README.md"):
+        ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
+
+
+def test_labels_edited_after_their_commit_are_refused(tmp_path) -> None:
+    git = _repo(tmp_path)
+    labels = tmp_path / "labels" / "pkg.toml"
+    labels.write_text("[[package]]\n")
+    git("add", "labels/pkg.toml")
+    git("commit", "-qm", "labels of pkg")
+    labels.write_text("[[package]]\n# tuned\n")
+    with pytest.raises(ledger.BlindError, match="uncommitted changes"):
+        ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
