@@ -81,9 +81,11 @@ class Label:
             self.anchor + (self.mutant, self.after),
         )
 
-    def strength(self, original: str, replacement: str, lines: str) -> int:
+    def strength(self, original: str, replacement: str, lines: str, near: str = "", index: int = 0) -> int:
         """How well a mutant matches: 3 = its exact rewrite is labelled, 2 = an anchor is in the
-        mutated code itself, 1 = in its source line(s), 0 = the label has no anchor; -1 = no match."""
+        mutated code itself, 1 = in its source line(s) (an anchor spanning several lines: one of its
+        occurrences in ``near`` covers the mutant's first line, ``index`` in ``near``), 0 = the label
+        has no anchor; -1 = no match."""
         if self.mutant:
             wanted_original, _, wanted_replacement = self.mutant.partition(" -> ")
             exact = (original.strip(), replacement.strip()) == (wanted_original, wanted_replacement)
@@ -94,7 +96,20 @@ class Label:
             return 2
         if any(a in lines for a in self.anchor):
             return 1
+        if any("\n" in a and _covers(a, near, index) for a in self.anchor):
+            return 1
         return -1
+
+
+def _covers(anchor: str, near: str, index: int) -> bool:
+    """Does an occurrence of the multi-line ``anchor`` in ``near`` span line ``index`` of ``near``?"""
+    start = near.find(anchor)
+    while start >= 0:
+        first = near.count("\n", 0, start)
+        if first <= index <= first + anchor.count("\n"):
+            return True
+        start = near.find(anchor, start + 1)
+    return False
 
 
 @dataclass
@@ -268,13 +283,27 @@ def _mutant_lines(lines: list[str], mutant: dict[str, Any]) -> str:
     return "\n".join(lines[first - 1 : last])
 
 
+NEAR = 8  # lines either side of a mutant that a multi-line anchor may span
+
+
+def _near(lines: list[str], mutant: dict[str, Any]) -> tuple[str, int]:
+    """The lines around a mutant and the index of its first line among them."""
+    first = mutant["line"]
+    start = max(first - 1 - NEAR, 0)
+    return "\n".join(lines[start : first + NEAR]), first - 1 - start
+
+
 def _lines_before(lines: list[str], mutant: dict[str, Any]) -> str:
     first = mutant["line"]
     return "\n".join(lines[max(first - 4, 0) : first - 1])
 
 
 def judge(
-    mutant: dict[str, Any], candidates: list[Label], lines: str, before: str = ""
+    mutant: dict[str, Any],
+    candidates: list[Label],
+    lines: str,
+    before: str = "",
+    near: tuple[str, int] = ("", 0),
 ) -> Label | None | str:
     """The label ``mutant`` matches. The strongest match wins (an anchor found in the mutated code
     beats one found elsewhere on its line, which beats a label without anchor; at equal strength a
@@ -282,7 +311,7 @@ def judge(
     non-site match equally well. A label whose ``after`` is not in ``before`` does not match."""
     original, replacement = mutant.get("original") or "", mutant.get("replacement") or ""
     scored = [
-        ((c.strength(original, replacement, lines), 1 if c.after else 0), c)
+        ((c.strength(original, replacement, lines, *near), 1 if c.after else 0), c)
         for c in candidates
         if c.operator == mutant["operator"] and (not c.after or c.after in before)
     ]
@@ -399,7 +428,11 @@ def score(mutagent: str, packages: list[Package], labels: list[Label], with_map:
                 function = mutant["scope"] or "<module>"
                 candidates = [c for c in candidates_of_file if c.function == function]
                 verdict = judge(
-                    mutant, candidates, _mutant_lines(lines, mutant), _lines_before(lines, mutant)
+                    mutant,
+                    candidates,
+                    _mutant_lines(lines, mutant),
+                    _lines_before(lines, mutant),
+                    _near(lines, mutant),
                 )
                 row = _mutant_row(package, mutant)
                 if isinstance(verdict, Label) and verdict.kind == "site":

@@ -188,3 +188,13 @@ def test_labels_edited_after_their_commit_are_refused(tmp_path) -> None:
     labels.write_text("[[package]]\n# tuned\n")
     with pytest.raises(ledger.BlindError, match="uncommitted changes"):
         ledger.blind_check("pkg", labels, path=tmp_path / "blind.toml")
+
+
+def test_an_anchor_spanning_lines_marks_the_lines_it_covers_and_no_others() -> None:
+    lines = ["Result(", "    tool_call_id=call.id,", "    mask=True,", ")"]
+    lines += ["Result(", "    tool_call_id=call.id,", "    extra=e,", ")"]
+    site = _label("site", operator="mismatch-tool-call-id", anchor=("tool_call_id=call.id,\n    extra=e,",))
+    first = {"operator": "mismatch-tool-call-id", "original": "call.id", "replacement": "'x'", "line": 2}
+    second = {**first, "line": 6}
+    assert score.judge(first, [site], lines[1], near=score._near(lines, first)) is None
+    assert score.judge(second, [site], lines[5], near=score._near(lines, second)) is site
