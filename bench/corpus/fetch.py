@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,9 +119,34 @@ def _download(package: Package) -> Path:
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     archive = _sdist_of(package)
     if result.returncode != 0 or archive is None:
+        # pip download prepares the sdist's metadata, which builds it: a package with a compiled
+        # part (litellm's Rust core) fails there although its sdist is on the index
+        archive = _download_from_index(package)
+    if archive is None:
         tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no sdist found"]
         raise RuntimeError(f"pip download {package.name}=={package.version} failed: {tail[0]}")
     return archive
+
+
+def _download_from_index(package: Package) -> Path | None:
+    """The sdist ``package.root`` + .tar.gz/.zip straight from PyPI's simple index (PEP 691 JSON),
+    without building it; None when the index has no such file."""
+    request = urllib.request.Request(
+        f"https://pypi.org/simple/{package.name}/",
+        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            files = json.load(response).get("files", [])
+        for suffix in (".tar.gz", ".zip"):
+            wanted = [f for f in files if f["filename"].lower() == f"{package.root}{suffix}".lower()]
+            if wanted:
+                target = SDISTS / f"{package.root}{suffix}"
+                urllib.request.urlretrieve(wanted[0]["url"], target)
+                return target
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
 
 
 def _sha256(path: Path) -> str:
