@@ -190,11 +190,11 @@ def operator_names(mutagent: str) -> list[str]:
 
 
 def list_file(
-    mutagent: str, package: Package, file: str, operators: list[str]
+    mutagent: str, package: Package, file: str, operators: list[str], selected: bool = False
 ) -> tuple[list[dict[str, Any]], list[Crash]]:
     """The agent mutants of one file; on a crash, salvage what each operator alone still lists."""
     base = [mutagent, "list", str(package.source_dir), "--paths", file, "--json"]
-    result = _run([*base, "--operators", "agent"])
+    result = _run([*base, "--operators", ",".join(operators) if selected else "agent"])
     if result.returncode == 0:
         return json.loads(result.stdout), []
     mutants: list[dict[str, Any]] = []
@@ -396,8 +396,14 @@ def measure_speed(mutagent: str, packages: list[Package], only: str | None = Non
 
 
 # --- scoring ------------------------------------------------------------------------------------
-def score(mutagent: str, packages: list[Package], labels: list[Label], with_map: bool) -> Outcome:
-    operators = operator_names(mutagent)
+def score(
+    mutagent: str,
+    packages: list[Package],
+    labels: list[Label],
+    with_map: bool,
+    only: list[str] | None = None,
+) -> Outcome:
+    operators = [name for name in operator_names(mutagent) if not only or name in only]
     outcome = Outcome(mutagent=mutagent, operators=operators)
     by_file: dict[tuple[str, str], list[Label]] = defaultdict(list)
     for label in labels:
@@ -411,7 +417,7 @@ def score(mutagent: str, packages: list[Package], labels: list[Label], with_map:
     crashed_ops: set[tuple[str, str, str]] = set()
     for package in packages:
         for file in package.files:
-            mutants, crashes = list_file(mutagent, package, file, operators)
+            mutants, crashes = list_file(mutagent, package, file, operators, selected=bool(only))
             for crash in crashes:
                 outcome.crashes.append(asdict(crash))
                 crashed_ops.add((package.name, file, crash.operator))
@@ -576,6 +582,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME",
         help="score one test-split package for the first and only time and record it in blind.toml",
     )
+    parser.add_argument(
+        "--package", action="append", metavar="NAME", help="score only this dev package (repeatable)"
+    )
+    parser.add_argument("--operators", metavar="A,B", help="score only these operators (comma list)")
     args = parser.parse_args(argv)
     try:
         every_package = load_packages()
@@ -595,6 +605,12 @@ def main(argv: list[str] | None = None) -> int:
         packages = chosen
     else:
         packages = [p for p in every_package if p.split == "dev"]
+        if args.package:
+            unknown = sorted(set(args.package) - {p.name for p in packages})
+            if unknown:
+                console.print(f"error: not a dev-split package: {', '.join(unknown)}")
+                return 2
+            packages = [p for p in packages if p.name in args.package]
     absent = [p.name for p in packages if not p.source_dir.is_dir()]
     if absent:
         console.print(f"error: not fetched: {', '.join(absent)} (run python bench/corpus/fetch.py)")
@@ -605,14 +621,18 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"error: labels: {error}")
         return 1
     names = {p.name for p in packages}
-    labels = [label for label in labels if label.package in names]
+    only = [name.strip() for name in args.operators.split(",")] if args.operators else None
+    if args.blind and only:
+        console.print("error: a blind score covers every operator")
+        return 2
+    labels = [label for label in labels if label.package in names and (not only or label.operator in only)]
     for problem in stale_labels(packages, labels):
         console.print(f"[yellow]label:[/] {problem}")
     mutagent = str(Path(args.mutagent).resolve()) if Path(args.mutagent).exists() else args.mutagent
     with_map = not args.no_map and has_map(mutagent)
     started = time.perf_counter()
-    outcome = score(mutagent, packages, labels, with_map)
-    if not args.no_speed and not args.blind:
+    outcome = score(mutagent, packages, labels, with_map, only)
+    if not args.no_speed and not args.blind and not args.package and not only:
         outcome.speed = measure_speed(mutagent, packages, args.speed_package)
     title = f"blind (first) score of {args.blind}" if args.blind else f"dev split ({len(packages)} packages)"
     print_outcome(outcome, title)
