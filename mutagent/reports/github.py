@@ -128,13 +128,23 @@ def markdown_summary(run_data: RunData) -> str:
         if script:
             lines += ["```python", script.rstrip("\n"), "```", ""]
         lines += [f"`mutagent show {mutant.id}`", "", "</details>"]
-    idle = [entry for entry in guard_map(run_data) if entry.guards_nothing]
+    entries = guard_map(run_data)
+    idle = [entry for entry in entries if entry.guards_nothing]
     lines += ["", f"### Tests that guard nothing ({len(idle)})", ""]
     if not idle:
-        lines.append("Every test kills at least one mutant.")
+        lines.append("No test ran on the mutants it covers without killing one.")
     for entry in idle:
-        why = "reaches no mutated code" if not entry.covers else f"covers {entry.covers} mutants, kills none"
-        lines.append(f"- {_code(entry.test)}: {why}")
+        lines.append(f"- {_code(entry.test)}: {entry.idle_reason()}")
+    unproven = sum(1 for entry in entries if entry.unproven)
+    unreached = sum(1 for entry in entries if entry.reaches_nothing)
+    if unproven:
+        lines += [
+            "",
+            f"{unproven} more killed none of the mutants they ran on but were not run on every mutant "
+            "they cover (the run stopped those mutants early): no claim is made about them.",
+        ]
+    if unreached:
+        lines += ["", f"{unreached} tests run no mutated line: they have no mutant to guard here."]
     if run_data.faults:
         from mutagent.reports.faults import fault_markdown
 
