@@ -69,7 +69,7 @@ def collect(
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read {root / relative}: {exc}") from exc
         # a syntax error is a UsageError naming the file, exit 2, exactly as `mutagent run` stops
-        mutants.extend(generate_for_source(text, relative, operators, warn=warnings.append))
+        mutants.extend(generate_for_source(text, relative, operators, warn=warnings.append, root=root))
     return mutants, warnings, len(target.sources)
 
 
