@@ -251,7 +251,9 @@ def _interrupted(root: Path) -> Exception:
 
 def _stats_line(stats: RunStats) -> str:
     """One line about the run itself (timing, workers, reuse), not about the suite's quality."""
-    parts = [f"{stats.mutants} mutants in {stats.wall:.1f}s"]
+    from mutagent.reports.stats import count
+
+    parts = [f"{count(stats.mutants, 'mutant')} in {stats.wall:.1f}s"]
     if stats.ran:
         parts.append(
             f"{stats.ran} run with {stats.workers} workers ({stats.swapped} by code swap, "
@@ -267,7 +269,7 @@ def _stats_line(stats: RunStats) -> str:
     if stats.worker_restarts:
         parts.append(f"{stats.worker_restarts} worker restarts")
     if stats.reused:
-        parts.append(f"{stats.reused} results reused from the store")
+        parts.append(f"{count(stats.reused, 'result')} reused from the store")
     if stats.baseline_cached:
         parts.append("baseline cached")
     elif stats.baseline_remeasured is not None:

@@ -17,7 +17,14 @@ from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import guard_map
 from mutagent.reports.hints import hint_for
 from mutagent.reports.repopaths import repo_relative
-from mutagent.reports.stats import STATUS_LABEL, format_score, status_of, summarize, undetected_mutants
+from mutagent.reports.stats import (
+    STATUS_LABEL,
+    count,
+    format_score,
+    status_of,
+    summarize,
+    undetected_mutants,
+)
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 COMMENT_MARKER = "<!-- mutagent-report -->"  # lets a workflow find and update its own comment
@@ -90,8 +97,8 @@ def markdown_summary(run_data: RunData) -> str:
         COMMENT_MARKER,
         f"## mutagent: mutation score {format_score(total.score)}",
         "",
-        f"{total.detected} of {total.scored} mutants detected; {total.total} mutants in "
-        f"{len(summary.by_file)} files, {len(run_data.tests)} tests.",
+        f"{total.detected} of {total.scored} mutants detected; {count(total.total, 'mutant')} in "
+        f"{count(len(summary.by_file), 'file')}, {count(len(run_data.tests), 'test')}.",
         "",
         "| operator | mutants | killed | survived | timeout | no coverage | score |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -140,11 +147,11 @@ def markdown_summary(run_data: RunData) -> str:
     if unproven:
         lines += [
             "",
-            f"{unproven} more killed none of the mutants they ran on but were not run on every mutant "
-            "they cover (the run stopped those mutants early): no claim is made about them.",
+            f"{count(unproven, 'test')} not judged: each killed none of the mutants it ran on but was "
+            "not run on every mutant it covers (the run stopped those mutants early).",
         ]
     if unreached:
-        lines += ["", f"{unreached} tests run no mutated line: they have no mutant to guard here."]
+        lines += ["", f"{count(unreached, 'test')} with no mutant to guard: each runs no mutated line."]
     if run_data.faults:
         from mutagent.reports.faults import fault_markdown
 

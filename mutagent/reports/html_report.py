@@ -31,6 +31,7 @@ from mutagent.reports.stats import (
     STATUS_ORDER,
     UNDETECTED,
     Counts,
+    count,
     format_score,
     sorted_mutants,
     status_of,
@@ -121,7 +122,8 @@ def _summary(run_data: RunData) -> str:
     return (
         f'<section id="summary"><p><span class="score {_score_class(total.score)}">'
         f"{format_score(total.score)}</span> mutation score &nbsp;({total.detected} of {total.scored} "
-        f"detected; {total.total} mutants in {len(summary.by_file)} files, {len(run_data.tests)} tests)</p>"
+        f"detected; {count(total.total, 'mutant')} in {count(len(summary.by_file), 'file')}, "
+        f"{count(len(run_data.tests), 'test')})</p>"
         f"<details><summary>Mutants by operator</summary>"
         f'<table class="tbl"><thead><tr><th>operator</th><th>mutants</th>{head}<th>score</th></tr></thead>'
         f"<tbody>{body}</tbody><tfoot>{row('total', total)}</tfoot></table></details></section>"

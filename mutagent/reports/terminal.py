@@ -23,6 +23,7 @@ from mutagent.reports.hints import hint_for
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix
 from mutagent.reports.stats import (
     Counts,
+    count,
     format_score,
     status_of,
     summarize,
@@ -70,11 +71,6 @@ def _summary_columns(total: Counts, width: int) -> list[tuple[str, tuple[Status,
         if rare:
             columns.append(("other", rare))
     return columns
-
-
-def count(number: int, noun: str, plural: str | None = None) -> str:
-    """``1 file``, ``2 files``: the noun agrees with its number."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def scope_line(run_data: RunData) -> Text | None:

@@ -78,6 +78,19 @@ def test_a_28_mutant_report_on_a_parametrised_suite_stays_under_150_lines(
     assert all(test.nodeid in verbose for test in data.tests[:32])
 
 
+def test_every_count_agrees_with_its_noun() -> None:
+    """Issue 26: "1 files", "1 tests", "1 undetected mutants"."""
+    from mutagent.reports.gate import evaluate_gate
+
+    data = sample_run_data()
+    (survivor,) = [m for m in data.mutants if data.result_of(m).status is Status.SURVIVED][:1]
+    one = replace(data, mutants=[survivor], tests=data.tests[:1])
+    text = " ".join(rendered(one, width=200).split())
+    assert "1 mutant in 1 file, 1 test)" in text
+    assert "1 undetected mutant: 1 survived" in text
+    assert "max-survived: 1 mutant survived" in evaluate_gate(one, max_survived=0).failures[0]
+
+
 def test_the_header_counts_no_coverage_apart_from_survived() -> None:
     data = sample_run_data()
     survived = sum(1 for m in data.mutants if data.result_of(m).status is Status.SURVIVED)
