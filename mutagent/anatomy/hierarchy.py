@@ -105,7 +105,7 @@ class Hierarchy:
         self.ctx = ctx
         self.search: list[Path] = []
         own = None
-        root = getattr(ctx, "root", None)
+        root = ctx.root
         if root is not None:
             found = _module_name(Path(root), ctx.path)
             if found is not None:
@@ -165,8 +165,11 @@ class Hierarchy:
             module = None
             if located is not None:
                 path, is_package = located
-                stat = path.stat()
-                parsed = _parse(str(path), (stat.st_mtime_ns, stat.st_size))
+                try:
+                    stat = path.stat()
+                except OSError:
+                    stat = None
+                parsed = _parse(str(path), (stat.st_mtime_ns, stat.st_size)) if stat is not None else None
                 if parsed is not None:
                     module = _Module(dotted, is_package, parsed)
             self._modules[dotted] = module
