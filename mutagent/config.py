@@ -140,6 +140,37 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
 CLI_ONLY_KEYS: frozenset[str] = frozenset({"since", "shard", "json", "html", "junit", "group-by"})
 
 
+def check_test_paths(root: Path, arguments: list[str] | None) -> None:
+    """Stop with one line naming a ``--tests`` path that does not exist under ``root``.
+
+    Checked before the baseline starts: pytest would otherwise collect nothing there and the run
+    would end with "collected no tests" without saying which path was wrong. Only an argument
+    that reads as a path is checked (it holds a ``/`` or a ``::``, or ends in ``.py``): a bare
+    word may be the value of a plugin's option (``--count 3``) that mutagent cannot tell apart.
+    """
+    from mutagent.engine.orchestration.invocation import VALUE_OPTIONS
+
+    takes_value = False
+    for argument in arguments or []:
+        if takes_value:
+            takes_value = False
+            continue
+        if argument in VALUE_OPTIONS:
+            takes_value = True
+            continue
+        if argument.startswith("-"):
+            continue
+        path = argument.split("::", 1)[0]
+        if not ("/" in path or os.sep in path or path.endswith(".py") or "::" in argument):
+            continue
+        try:
+            found = (root / path).exists()
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            raise UsageError(f"--tests: {path} does not exist in {root}")
+
+
 def read_pyproject(root: Path) -> dict[str, Any]:
     """The ``[tool.mutagent]`` table of ``root/pyproject.toml`` ({} when absent)."""
     path = root / "pyproject.toml"

@@ -133,6 +133,10 @@ class RunData:
     shard: tuple[int, int] | None = None
     # why a merged report is not the whole run (``merge --allow-partial``), shown in every report
     partial: str | None = None
+    # the git revision of a ``--since REV`` run (or ``report --since``): its score is of those mutants only
+    since: str | None = None
+    # the run stopped each mutant at its first kill (``--fast``): the kill matrix is not complete
+    fast: bool = False
 
     def result_of(self, mutant: Mutant) -> MutantResult:
         return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)

@@ -219,9 +219,15 @@ class Store:
         fingerprints: dict[str, str],
         tests: list[TestInfo],
         sources: dict[str, str],
+        scope: dict[str, Any] | None = None,
     ) -> None:
-        """Record the mutant set, tests and sources of the run about to start (results stay)."""
+        """Record the mutant set, tests and sources of the run about to start (results stay).
+
+        ``scope``: how the run narrowed or shortened its work (``{"shard": [2, 2], "since": "REV",
+        "fast": true}``), so that ``mutagent report`` labels a shard's score as the shard's.
+        """
         with self.transaction():
+            self.set_meta("scope", json.dumps(scope or {}))
             self.db.execute("DELETE FROM mutants")
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants VALUES (?, ?, ?, ?)",
@@ -283,6 +289,9 @@ class Store:
         ]
         sources = dict(self.db.execute("SELECT file, text FROM sources"))
         faults = json.loads(self.get_meta("faults") or "[]")  # the baseline's fault log
+        scope = json.loads(self.get_meta("scope") or "{}")
+        scope = scope if isinstance(scope, dict) else {}
+        shard = scope.get("shard")
         return RunData(
             root=str(root),
             mutants=mutants,
@@ -290,6 +299,9 @@ class Store:
             tests=tests,
             sources=sources,
             faults=faults if isinstance(faults, list) else [],
+            shard=(int(shard[0]), int(shard[1])) if isinstance(shard, list) and len(shard) == 2 else None,
+            since=str(scope["since"]) if scope.get("since") is not None else None,
+            fast=bool(scope.get("fast", False)),
         )
 
 

@@ -147,6 +147,17 @@ class IgnoreLengthStop(Operator):
         ),
         Example(
             before=(
+                "def final_response(events):\n"
+                "    for event in events:\n"
+                "        if event.type in ('response.completed', 'response.incomplete'):\n"
+                "            return event.response\n"
+                "        if event.type == 'response.done' or event.type == 'response.incomplete':\n"
+                "            return event.response\n"
+            ),
+            note="response.incomplete beside response.completed is one more way to end, not a length check",
+        ),
+        Example(
+            before=(
                 "from anthropic.types import StopReason\n"
                 "\n"
                 "FROM_ENUM = {StopReason.END_TURN: 'stop', StopReason.MAX_TOKENS: 'length'}\n"
@@ -323,6 +334,11 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         events = [e for e in right.elements if string_value(e.value) in LENGTH_EVENTS]
+        if events and any(_normal_end(e.value) for e in right.elements):
+            # ``event.type in ("response.completed", "response.incomplete")``: the events that end
+            # the stream, a cut one as well as a complete one: nothing here counts a response as
+            # cut, so no mutant can say it no longer does
+            return
         if events and not (isinstance(op, cst.NotIn) and _exempts_from_other_error(ctx, comparison)):
             # ``event.type in {"response.incomplete", "response.failed"}``: the terminal event that
             # says the output limit (or a filter) cut the response, whatever holds the type
@@ -354,6 +370,8 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
         return
     if isinstance(op, _NEGATIVE) and _exempts_from_other_error(ctx, comparison):
         return
+    if _beside_normal_end(ctx, comparison):
+        return  # ``type == "response.completed" or type == "response.incomplete"``: no length check
     for field, value in ((left, right), (right, left)):
         if string_value(value) in LENGTH_EVENTS or (
             _reasonish(field) and _length_value(value) and _matches_field(field, value)
@@ -361,6 +379,44 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
             never = FALSE if isinstance(op, _POSITIVE) else TRUE
             yield Mutation(comparison, never, "the max_tokens/length stop check never fires")
             return
+
+
+def _normal_end(node: cst.CSTNode) -> bool:
+    """``"response.completed"``, ``"end_turn"``, ``"stop"``...: a value meaning a complete answer."""
+    value = string_value(node)
+    return value is not None and (value in NORMAL_END_EVENTS or value in NORMAL_END_MARKERS)
+
+
+def _beside_normal_end(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """The comparison is one of a chain that lists the normal end too, on the same field and in
+    the same sense: ``t == "response.completed" or t == "response.incomplete"`` (or ``t !=
+    ... and t != ...``) accepts a cut response as one more way to finish; it is no length check,
+    and a mutant of it would read inverted."""
+    left, target = comparison.left, comparison.comparisons[0]
+    wanted = cst.Or if isinstance(target.operator, _POSITIVE) else cst.And
+    chain: cst.CSTNode = comparison
+    parent = ctx.parent(chain)
+    while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, wanted):
+        chain, parent = parent, ctx.parent(parent)
+    if chain is comparison:
+        return False
+    field = ctx.code(left).strip()
+
+    def leaves(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, wanted):
+            yield from leaves(node.left)
+            yield from leaves(node.right)
+        else:
+            yield node
+
+    for leaf in leaves(chain):
+        if leaf is comparison or not isinstance(leaf, cst.Comparison) or len(leaf.comparisons) != 1:
+            continue
+        other = leaf.comparisons[0]
+        same_sense = isinstance(other.operator, _POSITIVE if wanted is cst.Or else _NEGATIVE)
+        if same_sense and ctx.code(leaf.left).strip() == field and _normal_end(other.comparator):
+            return True
+    return False
 
 
 def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
@@ -373,6 +429,9 @@ def _matches_field(field: cst.CSTNode, value: cst.CSTNode) -> bool:
 #: Terminal stream events that mean the output was cut (the Responses API's ``response.incomplete``
 #: carries ``incomplete_details.reason == "max_output_tokens"``).
 LENGTH_EVENTS = frozenset({"response.incomplete"})
+#: Terminal stream events of a complete response, beside which ``response.incomplete`` is just
+#: another way for the stream to end.
+NORMAL_END_EVENTS = frozenset({"response.completed", "response.done", "message_stop"})
 #: The normal end in the same vocabulary as a length value, for a table without a normal entry
 #: (``{"tool_use": "tool_calls", "max_tokens": "length"}``).
 _NORMAL_FOR = {

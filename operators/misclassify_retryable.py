@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.hierarchy import subclass_kept
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
@@ -281,9 +282,15 @@ def _handler_types(
         return retry_takes_any or not ctx.qualified_names(node) & BASE_ONLY_ERRORS
 
     if isinstance(caught, cst.Tuple) and len(caught.elements) > 1:
+        classes = [e.value for e in caught.elements]
         for index, element in enumerate(caught.elements):
             if error_kind(ctx, element.value) in kinds and reaches_retry(element.value):
-                yield Mutation(caught, without(caught, index), f"{_label(ctx, element.value)} {effect}")
+                yield Mutation(
+                    caught,
+                    without(caught, index),
+                    f"{_label(ctx, element.value)} {effect}",
+                    equivalent=subclass_kept(ctx, element.value, classes),  # a base stays: still caught
+                )
     elif isinstance(caught, cst.Name) and caught.value in _module_collections(ctx):
         return  # ``except RETRYABLE_ERRORS:`` -- its definition in this file is mutated element by element
     elif (
@@ -510,7 +517,12 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
             kind = error_kind(ctx, element.value)
             if kind and len(classes.elements) > 1:
                 effect = "no longer retried" if kind == "retryable" else "no longer treated as fatal"
-                yield Mutation(classes, without(classes, index), f"{_label(ctx, element.value)} {effect}")
+                yield Mutation(
+                    classes,
+                    without(classes, index),
+                    f"{_label(ctx, element.value)} {effect}",
+                    equivalent=subclass_kept(ctx, element.value, [e.value for e in classes.elements]),
+                )
     elif isinstance(classes, cst.BinaryOperation) and isinstance(classes.operator, cst.BitOr):
         members = _union_members(classes)
         for index, member in enumerate(members):
@@ -521,7 +533,8 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
                 union = rest[0]
                 for other in rest[1:]:
                     union = cst.BinaryOperation(left=union, operator=cst.BitOr(), right=other)
-                yield Mutation(classes, union, f"{_label(ctx, member)} {effect}")
+                equivalent = subclass_kept(ctx, member, members)
+                yield Mutation(classes, union, f"{_label(ctx, member)} {effect}", equivalent=equivalent)
     elif error_kind(ctx, classes):
         effect = (
             "no longer retried" if error_kind(ctx, classes) == "retryable" else "no longer treated as fatal"

@@ -6,6 +6,8 @@ Also holds the argparse types for the gate thresholds, so ``run`` (engine) can r
 from __future__ import annotations
 
 import argparse
+import shlex
+from pathlib import Path
 
 
 def percentage(text: str) -> float:
@@ -28,6 +30,18 @@ def count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected 0 or more, not {value}")
     return value
+
+
+def show_command(path: str | None, from_json: str | None = None) -> str:
+    """``mutagent show {id}`` as it works from the current directory: with ``--from REPORT`` or the
+    target's path when the run was not read from here (``{id}`` stands for the mutant's id)."""
+    if from_json is not None:
+        return f"mutagent show {{id}} --from {shlex.quote(from_json)}"
+    try:
+        here = path is None or Path(path).resolve() == Path.cwd().resolve()
+    except OSError:
+        here = False
+    return "mutagent show {id}" if here else f"mutagent show {{id}} {shlex.quote(str(path))}"
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:

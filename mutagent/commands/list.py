@@ -1,9 +1,10 @@
 """``mutagent list [PATH]``: the mutants a run would execute, without running anything.
 
 Uses the engine's own source discovery and ``[tool.mutagent]`` settings, so the list is exactly
-what ``mutagent run`` would mutate. A source file that does not parse is skipped with a
-one-line warning naming it: one broken file (a fixture, a Python-3.13-only module) should not
-hide the mutants of every other file, and the run itself reports it the same way.
+what ``mutagent run`` would mutate, and it fails where ``run`` fails: a source file that cannot
+be read or parsed is one line naming it and exit 2 (a list that quietly drops a file would
+promise a run that never happens). Each mutant takes two lines (id, place and operator, then its
+description, indented) so that an 80-column terminal shows every word of it.
 """
 
 from __future__ import annotations
@@ -66,12 +67,9 @@ def collect(
         try:
             text = (root / relative).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            warnings.append(f"skipped {relative}: cannot read it ({exc})")
-            continue
-        try:
-            mutants.extend(generate_for_source(text, relative, operators, warn=warnings.append))
-        except UsageError as exc:  # a syntax error: skip the file, keep the others' mutants
-            warnings.append(f"skipped {exc}")
+            raise UsageError(f"cannot read {root / relative}: {exc}") from exc
+        # a syntax error is a UsageError naming the file, exit 2, exactly as `mutagent run` stops
+        mutants.extend(generate_for_source(text, relative, operators, warn=warnings.append, root=root))
     return mutants, warnings, len(target.sources)
 
 
@@ -79,32 +77,35 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _print_table(mutants: list[Any], files: int) -> None:
-    from rich.table import Table
+def _print_list(mutants: list[Any], files: int) -> None:
+    """Two lines per mutant: ``id  file:line  operator``, then the description, indented."""
     from rich.text import Text
 
     from mutagent.console import console
 
-    table = Table(show_lines=False, title_justify="left")
-    table.add_column("id", style="cyan", no_wrap=True)
-    table.add_column("operator", style="magenta", overflow="fold", max_width=26)
-    table.add_column("file:line", overflow="fold", max_width=30)
-    table.add_column("description", ratio=1)
     for mutant in mutants:
-        description = Text(mutant.description)
-        style = ""
-        if mutant.ignored_reason is not None:
+        ignored = mutant.ignored_reason is not None
+        head = Text.assemble(
+            (mutant.id, "cyan"),
+            "  ",
+            (f"{mutant.file}:{mutant.location.start_line}", "bold"),
+            "  ",
+            (mutant.operator, "magenta"),
+            style="dim" if ignored else "",
+        )
+        description = Text(mutant.description, style="dim" if ignored else "")
+        if ignored:
             description.append(f"  [Ignored: {mutant.ignored_reason}]", style="yellow")
-            style = "dim"
-        where = f"{mutant.file}:{mutant.location.start_line}"
-        table.add_row(mutant.id, mutant.operator, where, description, style=style)
-    if mutants:
-        console.print(table)
+        console.print(head, overflow="fold")
+        for line in description.wrap(console, max(20, console.width - 4)):
+            line.rstrip()
+            console.print(Text("    ") + line, soft_wrap=True)
     ignored = sum(1 for m in mutants if m.ignored_reason is not None)
     operators = len({m.operator for m in mutants})
+    with_mutants = len({m.file for m in mutants})
     summary = (
         f"{_count(len(mutants), 'mutant')} ({ignored} ignored) from {_count(operators, 'operator')} "
-        f"in {_count(files, 'file')}"
+        f"in {with_mutants} of {_count(files, 'file')}"
     )
     console.print(f"[bold]{summary}[/]", soft_wrap=True)
 
@@ -120,5 +121,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         console.out(json.dumps([mutant_entry(m) for m in mutants], indent=2), highlight=False)
     else:
-        _print_table(mutants, files)
+        _print_list(mutants, files)
     return 0

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from mutagent.commands._reportargs import add_gate_arguments, add_output_arguments, add_source_arguments
+from mutagent.commands._reportargs import (
+    add_gate_arguments,
+    add_output_arguments,
+    add_source_arguments,
+    show_command,
+)
 
 HELP = (
     "Show the results of a finished run, write --json/--html/--junit/--sarif/--markdown reports, "
@@ -57,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     changed = changed_lines(args.path, args.since) if args.since is not None else None
     run_data = load_run_data_for(args.path, args.from_json)
     if changed is not None:
-        run_data = replace(run_data, mutants=filter_changed(run_data.mutants, changed))
+        since = args.since if run_data.since in (None, args.since) else f"{run_data.since} and {args.since}"
+        run_data = replace(run_data, mutants=filter_changed(run_data.mutants, changed), since=since)
     fail_under, max_survived = gate_settings(args.path, args.fail_under, args.max_survived)
     return finish_run(
         run_data,
@@ -76,4 +82,5 @@ def run(args: argparse.Namespace) -> int:
         base=base,
         base_name=args.fail_on_regression or "",
         verbose=bool(getattr(args, "verbose", False)),
+        show_command=show_command(args.path, args.from_json),
     )

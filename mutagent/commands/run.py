@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from mutagent.commands._reportargs import add_output_arguments, add_regression_argument
+from mutagent.commands._reportargs import add_output_arguments, add_regression_argument, show_command
 from mutagent.commands._targetargs import add_target_arguments
 
 if TYPE_CHECKING:
@@ -130,6 +130,15 @@ class Narrowing:
         self.console = console
         self.after_since: int | None = None
 
+    def scope(self) -> dict[str, Any]:
+        """What the store records of this narrowing, for the reports' labels (JSON-ready)."""
+        scope: dict[str, Any] = {}
+        if self.shard is not None:
+            scope["shard"] = list(self.shard)
+        if self.since is not None:
+            scope["since"] = self.since
+        return scope
+
     def __call__(self, mutants: list[Mutant]) -> list[Mutant]:
         from rich.markup import escape
 
@@ -242,7 +251,9 @@ def _interrupted(root: Path) -> Exception:
 
 def _stats_line(stats: RunStats) -> str:
     """One line about the run itself (timing, workers, reuse), not about the suite's quality."""
-    parts = [f"{stats.mutants} mutants in {stats.wall:.1f}s"]
+    from mutagent.reports.stats import count
+
+    parts = [f"{count(stats.mutants, 'mutant')} in {stats.wall:.1f}s"]
     if stats.ran:
         parts.append(
             f"{stats.ran} run with {stats.workers} workers ({stats.swapped} by code swap, "
@@ -258,7 +269,7 @@ def _stats_line(stats: RunStats) -> str:
     if stats.worker_restarts:
         parts.append(f"{stats.worker_restarts} worker restarts")
     if stats.reused:
-        parts.append(f"{stats.reused} results reused from the store")
+        parts.append(f"{count(stats.reused, 'result')} reused from the store")
     if stats.baseline_cached:
         parts.append("baseline cached")
     elif stats.baseline_remeasured is not None:
@@ -285,13 +296,14 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
 
     ``mutant_source`` replaces the operator library (tests inject hand-written mutants through it).
     """
-    from mutagent.config import build_config
+    from mutagent.config import build_config, check_test_paths
     from mutagent.console import console
     from mutagent.engine.orchestration.runner import run_engine
     from mutagent.errors import MutagentError
     from mutagent.store import load_run_data
 
     config = build_config(Path(args.path), vars(args))
+    check_test_paths(config.root, config.tests)
     refuse_applied_mutant(config.root)
     since: str | None = getattr(args, "since", None)
     shard: str | None = getattr(args, "shard", None)
@@ -325,9 +337,7 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     empty = empty_run_outcome(stats, narrow, config.operators, Path(args.path), console)
-    run_data = load_run_data(config.root)
-    if narrow is not None and narrow.shard is not None:
-        run_data.shard = narrow.shard  # recorded in --json, checked by `mutagent merge`
+    run_data = load_run_data(config.root)  # with the --shard/--since the store recorded (its labels)
     if empty is not None:
         # the files CI asked for still exist (an empty report), but no score and no gate
         from mutagent.reports.writer import write_reports
@@ -358,4 +368,5 @@ def run(args: argparse.Namespace, mutant_source: Any = None) -> int:
         base=base,
         base_name=base_name or "",
         verbose=bool(getattr(args, "verbose", False)),
+        show_command=show_command(args.path),
     )

@@ -15,6 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any, TypeVar
 
 import libcst as cst
@@ -241,9 +242,12 @@ class SourceContext:
     """One parsed file and the metadata operators need. ``module`` is the tree operators must
     yield nodes of (it is the metadata wrapper's copy, not the originally parsed one)."""
 
-    def __init__(self, source: str, path: str = "<string>") -> None:
+    def __init__(self, source: str, path: str = "<string>", root: Path | None = None) -> None:
         self.source = source
         self.path = path
+        #: the target's directory ``path`` is relative to (None: unknown), for analyses that read
+        #: the target's other files (``mutagent.anatomy.hierarchy`` follows imports into them)
+        self.root = root
         self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module: cst.Module = self.wrapper.module
         index = _Index(self.module)

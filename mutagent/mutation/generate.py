@@ -236,7 +236,11 @@ def _suppression(
 
 
 def generate_for_source(
-    source: str, file: str, operators: Sequence[Operator], warn: Callable[[str], None] | None = None
+    source: str,
+    file: str,
+    operators: Sequence[Operator],
+    warn: Callable[[str], None] | None = None,
+    root: Path | None = None,
 ) -> list[Mutant]:
     """All mutants the given operators produce for one file's text (``file`` is only a label).
 
@@ -244,10 +248,11 @@ def generate_for_source(
     on this file (a bug of that operator, e.g. a RecursionError on a cycle it did not foresee)
     loses only its own mutants of this file: ``warn`` (default: a console warning) is told which
     operator and file, and every other operator and file still gets its mutants, because one
-    operator's bug must not cost a whole run.
+    operator's bug must not cost a whole run. ``root``: the target directory ``file`` is relative
+    to, so that operators can read the target's other files (a class hierarchy across modules).
     """
     try:
-        ctx = SourceContext(source, file)
+        ctx = SourceContext(source, file, root)
     except cst.ParserSyntaxError as exc:
         raise UsageError(f"{file}: cannot parse: {str(exc).splitlines()[0]}") from exc
     patcher = _Patcher(ctx)
@@ -317,4 +322,4 @@ def generate_for_file(root: Path, path: Path, operators: Sequence[Operator]) -> 
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
     relative = path.resolve().relative_to(root.resolve()).as_posix()
-    return generate_for_source(source, relative, operators)
+    return generate_for_source(source, relative, operators, root=root)

@@ -38,6 +38,7 @@ def finish_run(
     base: RunData | None = None,
     base_name: str = "the base report",
     verbose: bool = False,
+    show_command: str = "mutagent show {id}",
 ) -> int:
     """Render, write the requested reports, evaluate the gate; returns 0 or ``GATE_FAILED`` (1).
 
@@ -45,11 +46,12 @@ def finish_run(
     report files are written even when the gate fails: CI uploads them to show why.
     ``github``: workflow annotations for the survivors (on ``changed`` lines only, when given) on
     stdout and the Markdown summary appended to ``$GITHUB_STEP_SUMMARY``. ``base``: the report
-    ``--fail-on-regression`` ratchets against.
+    ``--fail-on-regression`` ratchets against. ``show_command``: ``mutagent show`` as it works
+    where the report is printed (see ``commands._reportargs.show_command``).
     """
     gate = evaluate_gate(run_data, fail_under, max_survived, base=base, base_name=base_name)
     if terminal:
-        render_terminal(run_data, console, group_by=group_by, verbose=verbose)
+        render_terminal(run_data, console, group_by=group_by, verbose=verbose, show_command=show_command)
         if run_data.faults:
             from mutagent.reports.faults import render_fault_coverage
 

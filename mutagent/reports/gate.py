@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from mutagent.errors import UsageError
 from mutagent.model import Mutant, RunData, Status
-from mutagent.reports.stats import format_score, status_of, summarize, undetected_mutants
+from mutagent.reports.stats import count, format_score, status_of, summarize, undetected_mutants
 
 
 @dataclass
@@ -70,8 +70,8 @@ def evaluate_gate(
         # be green over nothing, so every configured rule fails, --fail-under 0 included.
         rule(
             False,
-            f"no scored mutant ({total.total} mutants, none killed, survived, timed out or uncovered): "
-            "a gate cannot pass on nothing",
+            f"no scored mutant ({count(total.total, 'mutant')}, none killed, survived, timed out or "
+            "uncovered): a gate cannot pass on nothing",
         )
     elif fail_under is not None:
         if total.score < fail_under:
@@ -87,11 +87,14 @@ def evaluate_gate(
         if len(survivors) > max_survived:
             rule(
                 False,
-                f"max-survived: {len(survivors)} mutants survived ({detail}), "
+                f"max-survived: {count(len(survivors), 'mutant')} survived ({detail}), "
                 f"more than the {max_survived} allowed",
             )
         else:
-            rule(True, f"max-survived: {len(survivors)} mutants survived, at most {max_survived} allowed")
+            rule(
+                True,
+                f"max-survived: {count(len(survivors), 'mutant')} survived, at most {max_survived} allowed",
+            )
     if base is not None:
         from mutagent.reports.ratchet import compare
 
@@ -99,7 +102,7 @@ def evaluate_gate(
             rule(ok, message)
     pending = sum(1 for m in run_data.mutants if status_of(run_data, m) is Status.PENDING)
     if pending:
-        messages.append(f"note: {pending} mutants were not run (pending) and are not counted")
+        messages.append(f"note: {count(pending, 'mutant')} not run (pending), not counted")
     uncovered = {m.id for m in survivors if status_of(run_data, m) is Status.NO_COVERAGE}
     return GateResult(not failures, messages, survivors, failures, uncovered=uncovered)
 

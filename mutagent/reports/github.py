@@ -17,7 +17,14 @@ from mutagent.reports.diff import diff_for
 from mutagent.reports.guards import guard_map
 from mutagent.reports.hints import hint_for
 from mutagent.reports.repopaths import repo_relative
-from mutagent.reports.stats import STATUS_LABEL, format_score, status_of, summarize, undetected_mutants
+from mutagent.reports.stats import (
+    STATUS_LABEL,
+    count,
+    format_score,
+    status_of,
+    summarize,
+    undetected_mutants,
+)
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 COMMENT_MARKER = "<!-- mutagent-report -->"  # lets a workflow find and update its own comment
@@ -90,8 +97,8 @@ def markdown_summary(run_data: RunData) -> str:
         COMMENT_MARKER,
         f"## mutagent: mutation score {format_score(total.score)}",
         "",
-        f"{total.detected} of {total.scored} mutants detected; {total.total} mutants in "
-        f"{len(summary.by_file)} files, {len(run_data.tests)} tests.",
+        f"{total.detected} of {total.scored} mutants detected; {count(total.total, 'mutant')} in "
+        f"{count(len(summary.by_file), 'file')}, {count(len(run_data.tests), 'test')}.",
         "",
         "| operator | mutants | killed | survived | timeout | no coverage | score |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -128,13 +135,23 @@ def markdown_summary(run_data: RunData) -> str:
         if script:
             lines += ["```python", script.rstrip("\n"), "```", ""]
         lines += [f"`mutagent show {mutant.id}`", "", "</details>"]
-    idle = [entry for entry in guard_map(run_data) if entry.guards_nothing]
+    entries = guard_map(run_data)
+    idle = [entry for entry in entries if entry.guards_nothing]
     lines += ["", f"### Tests that guard nothing ({len(idle)})", ""]
     if not idle:
-        lines.append("Every test kills at least one mutant.")
+        lines.append("No test ran on the mutants it covers without killing one.")
     for entry in idle:
-        why = "reaches no mutated code" if not entry.covers else f"covers {entry.covers} mutants, kills none"
-        lines.append(f"- {_code(entry.test)}: {why}")
+        lines.append(f"- {_code(entry.test)}: {entry.idle_reason()}")
+    unproven = sum(1 for entry in entries if entry.unproven)
+    unreached = sum(1 for entry in entries if entry.reaches_nothing)
+    if unproven:
+        lines += [
+            "",
+            f"{count(unproven, 'test')} not judged: each killed none of the mutants it ran on but was "
+            "not run on every mutant it covers (the run stopped those mutants early).",
+        ]
+    if unreached:
+        lines += ["", f"{count(unreached, 'test')} with no mutant to guard: each runs no mutated line."]
     if run_data.faults:
         from mutagent.reports.faults import fault_markdown
 

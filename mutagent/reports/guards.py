@@ -4,6 +4,12 @@ This is the proof the reports exist for: a mutant killed by exactly one test is 
 test alone guards; a test that kills nothing guards nothing. Claiming "only this test" needs every
 other covering test to have run against the mutant, so when the engine stopped at the first
 failure the claim is reported as unverified instead of being made.
+
+"Guards nothing" is a claim about what the run did, so it is made only for a test that ran on
+every mutant it covers and killed none. A test that covers no mutant at all (``--paths`` or
+``--since`` kept every mutated line away from it) had nothing to guard: it is counted apart. A
+test that was not run on some mutant it covers (``--fast`` stops a mutant at its first kill, a
+timeout ends the rest of its tests) might have killed that one: no claim is made about it.
 """
 
 from __future__ import annotations
@@ -54,6 +60,13 @@ def _reached(result: MutantResult) -> set[str]:
     return set(result.covered_by) | set(result.tests_run) | set(result.killed_by)
 
 
+def _ran(result: MutantResult) -> set[str]:
+    """The tests run against the mutant (a result without ``tests_run`` ran all it covers)."""
+    if not result.tests_run:
+        return _reached(result)
+    return set(result.tests_run) | set(result.killed_by)
+
+
 def _exclusive_verified(result: MutantResult) -> bool:
     """True when every covering test was actually run, so "killed by one test" means "only one"."""
     if not result.tests_run:
@@ -94,11 +107,36 @@ class GuardEntry:
     kills: list[Mutant] = field(default_factory=list)
     only: list[Mutant] = field(default_factory=list)  # killed by this test and provably no other
     unverified_only: list[Mutant] = field(default_factory=list)  # sole known killer, others not run
-    covers: int = 0
+    covers: int = 0  # scored mutants whose mutated code this test runs
+    ran_on: int = 0  # of those, the mutants this test was actually run against
+
+    @property
+    def not_run(self) -> int:
+        """Mutants this test covers but was not run against (the run stopped them early)."""
+        return self.covers - self.ran_on
+
+    @property
+    def reaches_nothing(self) -> bool:
+        """No mutant to guard: no mutated line runs under this test (not a weakness of the test)."""
+        return not self.covers
 
     @property
     def guards_nothing(self) -> bool:
-        return not self.kills
+        """Proven idle: run on every mutant it covers (at least one), it killed none."""
+        return not self.kills and self.covers > 0 and not self.not_run
+
+    @property
+    def unproven(self) -> bool:
+        """Killed none of the mutants it ran on, but was not run on every mutant it covers."""
+        return not self.kills and self.not_run > 0
+
+    def idle_reason(self) -> str:
+        """Why a test that kills nothing is listed, in the words every report uses."""
+        if self.reaches_nothing:
+            return "reaches no mutated code"
+        if self.unproven:
+            return f"kills none of the {self.ran_on} it ran on, not run on {self.not_run} it covers"
+        return f"covers {self.covers}, kills none"
 
 
 def guard_map(run_data: RunData) -> list[GuardEntry]:
@@ -108,8 +146,10 @@ def guard_map(run_data: RunData) -> list[GuardEntry]:
         result = run_data.results.get(mutant.id)
         if result is None or status_of(run_data, mutant) not in MATRIX_STATUSES:
             continue
+        ran = _ran(result)
         for test in _reached(result):
             entries[test].covers += 1
+            entries[test].ran_on += test in ran
         if not result.status.detected:
             continue
         killers = list(dict.fromkeys(result.killed_by))

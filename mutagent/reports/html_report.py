@@ -31,6 +31,7 @@ from mutagent.reports.stats import (
     STATUS_ORDER,
     UNDETECTED,
     Counts,
+    count,
     format_score,
     sorted_mutants,
     status_of,
@@ -121,7 +122,8 @@ def _summary(run_data: RunData) -> str:
     return (
         f'<section id="summary"><p><span class="score {_score_class(total.score)}">'
         f"{format_score(total.score)}</span> mutation score &nbsp;({total.detected} of {total.scored} "
-        f"detected; {total.total} mutants in {len(summary.by_file)} files, {len(run_data.tests)} tests)</p>"
+        f"detected; {count(total.total, 'mutant')} in {count(len(summary.by_file), 'file')}, "
+        f"{count(len(run_data.tests), 'test')})</p>"
         f"<details><summary>Mutants by operator</summary>"
         f'<table class="tbl"><thead><tr><th>operator</th><th>mutants</th>{head}<th>score</th></tr></thead>'
         f"<tbody>{body}</tbody><tfoot>{row('total', total)}</tfoot></table></details></section>"
@@ -415,8 +417,11 @@ def _guards(run_data: RunData) -> str:
     idle = sum(1 for entry in entries if entry.guards_nothing)
     for entry in entries:
         if entry.guards_nothing:
-            why = "reaches no mutated code" if not entry.covers else f"covers {entry.covers}, kills none"
-            verdict = f'<span class="nothing">guards nothing ({why})</span>'
+            verdict = f'<span class="nothing">guards nothing ({_e(entry.idle_reason())})</span>'
+        elif entry.unproven:
+            verdict = f'<span class="fair">not judged ({_e(entry.idle_reason())})</span>'
+        elif entry.reaches_nothing:
+            verdict = f"no mutant to guard ({_e(entry.idle_reason())})"
         elif entry.only:
             verdict = f"kills {len(entry.kills)}, alone guards {len(entry.only)}"
         else:
@@ -438,8 +443,10 @@ def _guards(run_data: RunData) -> str:
     steps = _fault_steps(run_data)
     return (
         '<section id="guards" class="tab"><h2>Tests</h2><p>For each test: the mutants it kills and the '
-        "paths only it guards (no other test kills those mutants). A test that kills nothing guards "
-        f"nothing: {idle} of {len(entries)} tests here.</p>"
+        "paths only it guards (no other test kills those mutants). A test that ran on every mutant it "
+        f"covers and killed none guards nothing: {idle} of {len(entries)} tests here (a test that "
+        "runs no mutated line has no mutant to guard; one not run on every mutant it covers is not "
+        "judged).</p>"
         '<p><label><input type="checkbox" id="t-idle"> only the tests that guard nothing</label> '
         '<input type="search" id="t-search" placeholder="filter tests by name"></p>'
         f'<div id="test-list">{"".join(rows)}</div>{steps}</section>'

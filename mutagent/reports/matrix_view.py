@@ -178,8 +178,11 @@ def render_guard_map(entries: list[GuardEntry]) -> RenderableType:
         head = Text.assemble((f"{number:>{digits}} ", "dim"), (entry.test, "bold"))
         head.append(f"  kills {len(entry.kills)}")
         if entry.guards_nothing:
-            reason = "reaches no mutated code" if not entry.covers else f"covers {entry.covers}, kills none"
-            head.append(f"  GUARDS NOTHING ({reason})", style="bold red")
+            head.append(f"  GUARDS NOTHING ({entry.idle_reason()})", style="bold red")
+        elif entry.unproven:
+            head.append(f"  not judged ({entry.idle_reason()})", style="yellow")
+        elif entry.reaches_nothing:
+            head.append(f"  no mutant to guard ({entry.idle_reason()})", style="dim")
         elif not entry.only:
             head.append("  nothing alone (every kill shared with another test)", style="yellow")
         lines.append(head)

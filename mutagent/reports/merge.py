@@ -143,6 +143,9 @@ def merge_run_data(parts: Sequence[tuple[str, RunData]], allow_partial: bool = F
         sources=sources,
         faults=list(faults.values()),
         partial=partial,
+        # shards of a ``--since`` run share the revision; one ``--fast`` shard leaves the matrix incomplete
+        since=" and ".join(dict.fromkeys(data.since for _, data in parts if data.since is not None)) or None,
+        fast=any(data.fast for _, data in parts),
     )
 
 

@@ -111,6 +111,11 @@ def summarize(run_data: RunData) -> Summary:
     )
 
 
+def count(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 file``, ``2 files``: the noun agrees with its number."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
 def format_score(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.1f}%"
 

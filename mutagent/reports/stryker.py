@@ -216,12 +216,17 @@ def source_fingerprint(sources: dict[str, str]) -> str:
 
 
 def _run_record(run_data: RunData) -> dict[str, Any]:
-    """mutagent's run-level record: the shard (for ``merge``), the source fingerprint, partiality."""
+    """mutagent's run-level record: the shard (for ``merge``), the source fingerprint, partiality,
+    the ``--since`` revision and ``--fast`` (what the report's score and guard claims are of)."""
     record: dict[str, Any] = {"sourceFingerprint": source_fingerprint(run_data.sources)}
     if run_data.shard is not None:
         record["shard"] = {"index": run_data.shard[0], "count": run_data.shard[1]}
     if run_data.partial:
         record["partial"] = run_data.partial
+    if run_data.since is not None:
+        record["since"] = run_data.since
+    if run_data.fast:
+        record["fast"] = True
     return record
 
 
@@ -343,4 +348,6 @@ def from_stryker_json(report: Any, name: str = "report") -> RunData:
         faults=[f for f in faults if isinstance(f, dict)] if isinstance(faults, list) else [],
         shard=shard,
         partial=str(record["partial"]) if record.get("partial") else None,
+        since=str(record["since"]) if record.get("since") is not None else None,
+        fast=bool(record.get("fast", False)),
     )

@@ -23,11 +23,16 @@ from mutagent.reports.hints import hint_for
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix
 from mutagent.reports.stats import (
     Counts,
+    count,
     format_score,
     status_of,
     summarize,
     undetected_mutants,
 )
+from mutagent.reports.testids import cases_per_function, collapse, group_by_function
+
+#: ``mutagent show`` as the user can type it where the report was printed; ``{id}`` stands for the id
+SHOW_COMMAND = "mutagent show {id}"
 
 STATUS_STYLE: dict[Status, str] = {
     Status.KILLED: "green",
@@ -68,6 +73,19 @@ def _summary_columns(total: Counts, width: int) -> list[tuple[str, tuple[Status,
     return columns
 
 
+def scope_line(run_data: RunData) -> Text | None:
+    """What part of the run the score is of (a ``--shard``, the mutants ``--since`` a revision)."""
+    parts = []
+    if run_data.shard is not None:
+        index, total = run_data.shard
+        parts.append(f"shard {index}/{total} (merge the shards' --json reports for the run's score)")
+    if run_data.since is not None:
+        parts.append(f"the mutants on lines changed since {run_data.since}")
+    if not parts:
+        return None
+    return Text.assemble(("score of ", "bold yellow"), (" and ".join(parts), "bold yellow"))
+
+
 def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
     """Headline score plus the per-operator table, laid out to fit ``width`` columns."""
     summary = summarize(run_data)
@@ -77,9 +95,15 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         ("mutation score ", "bold"),
         (format_score(total.score), f"bold {score_style(total.score)}"),
         f"  ({total.detected} of {total.scored} detected, {total[Status.SURVIVED]} survived, "
-        f"{total[Status.NO_COVERAGE]} not covered; {total.total} mutants in {files} files, "
-        f"{len(run_data.tests)} tests)",
+        f"{total[Status.NO_COVERAGE]} not covered; {count(total.total, 'mutant')} in {count(files, 'file')}, "
+        f"{count(len(run_data.tests), 'test')})",
     )
+    heading: list[RenderableType] = [headline]
+    scope = scope_line(run_data)
+    if scope is not None:
+        heading.append(scope)
+    if run_data.partial:
+        heading.append(Text(f"PARTIAL report: {run_data.partial}", style="bold yellow"))
     columns = _summary_columns(total, width)
     table = Table(
         title="Mutants by operator",
@@ -115,28 +139,58 @@ def render_summary(run_data: RunData, width: int = 120) -> RenderableType:
         row(name, counts)
     table.add_section()
     row("total", total, "bold")
-    if run_data.partial:
-        return Group(headline, Text(f"PARTIAL report: {run_data.partial}", style="bold yellow"), table)
-    return Group(headline, table)
+    return Group(*heading, table)
 
 
-def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -> RenderableType:
-    """One mutant as a panel: location, diff, tests, hint (and errors when ``details``)."""
+def compact_diff(diff: str) -> str:
+    """The diff without its file and hunk headers: the heading names the file and the line."""
+    headers = ("--- ", "+++ ", "@@ ")
+    return "".join(line for line in diff.splitlines(keepends=True) if not line.startswith(headers))
+
+
+def render_mutant(
+    run_data: RunData,
+    mutant: Mutant,
+    *,
+    details: bool = False,
+    compact: bool = False,
+    hints_shown: dict[str, str] | None = None,
+) -> RenderableType:
+    """One mutant as a panel: location, diff, tests, hint (and errors when ``details``).
+
+    ``compact`` (the default terminal report): no box (a hint's test script copies out of a CI
+    log as it is, without border characters), a parametrised test's cases named once with their
+    count, and the diff with one line of context and no headers. ``hints_shown`` (hint text ->
+    the id of the mutant it was printed for): a hint printed in full for an earlier survivor is
+    referred to by that survivor's id instead of being printed again.
+    """
     result = run_data.result_of(mutant)
     status = status_of(run_data, mutant)
     parts: list[RenderableType] = []
     if mutant.description:
         parts.append(Text(mutant.description, style="italic"))
-    diff = diff_for(run_data, mutant)
-    parts.append(Syntax(diff, "diff", theme="ansi_dark", background_color="default", word_wrap=True))
+    diff = compact_diff(diff_for(run_data, mutant, context=1)) if compact else diff_for(run_data, mutant)
+    parts.append(
+        Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+    )
+
+    def tests(nodeids: list[str]) -> str:
+        if not compact:
+            return ", ".join(nodeids)
+        return ", ".join(collapse(nodeids, cases_per_function(t.nodeid for t in run_data.tests)))
+
     if details and result.killed_by:
-        parts.append(Text.assemble(("killed by: ", "bold green"), ", ".join(result.killed_by)))
+        parts.append(Text.assemble(("killed by: ", "bold green"), tests(result.killed_by)))
     if result.covered_by:
-        parts.append(Text.assemble(("covered by: ", "bold"), ", ".join(result.covered_by)))
+        parts.append(Text.assemble(("covered by: ", "bold"), tests(result.covered_by)))
     elif status.scored:
         parts.append(Text("covered by: no test reaches this code", style="red"))
     hint = hint_for(run_data, mutant)
-    if hint:
+    if hint and hints_shown is not None and hint in hints_shown:
+        parts.append(Text.assemble(("hint: ", "bold cyan"), f"as for [{hints_shown[hint]}] above"))
+    elif hint:
+        if hints_shown is not None:
+            hints_shown[hint] = mutant.id
         advice, _, script = hint.partition("\n")
         parts.append(Text.assemble(("hint: ", "bold cyan"), advice))
         if script:
@@ -158,14 +212,24 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
         (status.value, STATUS_STYLE[status]),
         (f"  [{mutant.id}]", "dim"),
     )
+    if compact:  # a blank line apart: without a box, the heading's rule starts each survivor
+        return Group(Text(""), Text.assemble(("── ", STATUS_STYLE[status]), heading), *parts)
     return Panel(Group(heading, *parts), border_style=STATUS_STYLE[status])
 
 
-def render_survivors(run_data: RunData, limit: int | None = 25) -> RenderableType:
+def render_survivors(
+    run_data: RunData,
+    limit: int | None = 25,
+    *,
+    compact: bool = True,
+    show_command: str = SHOW_COMMAND,
+) -> RenderableType:
     """Every undetected mutant: the first ``limit`` in full, the rest one line each.
 
     A young suite can leave hundreds of survivors; a CI log of thousands of lines hides the
     point, so past ``limit`` each survivor gets one line with the id ``mutagent show`` takes.
+    ``show_command`` is that command as it works where the report is printed (``{id}`` is the id).
+    ``compact`` panels (see :func:`render_mutant`) print a hint shared by several survivors once.
     """
     survivors = undetected_mutants(run_data)
     if not survivors and not summarize(run_data).total.scored:
@@ -177,15 +241,20 @@ def render_survivors(run_data: RunData, limit: int | None = 25) -> RenderableTyp
     survived = sum(1 for m in survivors if status_of(run_data, m) is Status.SURVIVED)
     uncovered = len(survivors) - survived
     heading = Text(
-        f"{len(survivors)} undetected mutants: {survived} survived (tests reached the bug and passed), "
-        f"{uncovered} not covered (no test reaches the code)",
+        f"{count(len(survivors), 'undetected mutant')}: {survived} survived (tests reached the bug and "
+        f"passed), {uncovered} not covered (no test reaches the code)",
         style="bold red",
     )
     shown = survivors if limit is None else survivors[:limit]
-    parts: list[RenderableType] = [heading, *(render_mutant(run_data, m) for m in shown)]
+    hints_shown: dict[str, str] | None = {} if compact else None
+    parts: list[RenderableType] = [
+        heading,
+        *(render_mutant(run_data, m, compact=compact, hints_shown=hints_shown) for m in shown),
+    ]
     rest = survivors[len(shown) :]
+    command = show_command.replace("{id}", "ID")
     if rest:
-        parts.append(Text(f"... and {len(rest)} more (mutagent show ID, or --html, shows each in full):"))
+        parts.append(Text(f"... and {len(rest)} more ({command}, or --html, shows each in full):"))
         for mutant in rest:
             status = status_of(run_data, mutant)
             parts.append(
@@ -195,6 +264,11 @@ def render_survivors(run_data: RunData, limit: int | None = 25) -> RenderableTyp
                     (f"  [{mutant.id}]", "dim"),
                 )
             )
+    else:
+        parts.append(Text(""))
+        parts.append(
+            Text.assemble(("one in full", "bold"), " (killing tests, reason, traceback): ", (command, "bold"))
+        )
     return Group(*parts)
 
 
@@ -208,19 +282,23 @@ def render_terminal(
     group_by: str = "operator",
     survivor_details: int | None = 25,
     verbose: bool = False,
+    show_command: str = SHOW_COMMAND,
 ) -> None:
     """Print the terminal report to ``console`` (``mutagent run`` and ``mutagent report``).
 
     The default is compact enough for a CI log at 80 columns: score, per-operator table,
-    survivors with diff and hint, and the tests that guard nothing. The full kill matrix and
-    guard map come with ``verbose`` (``--verbose``) and are always in the HTML report.
+    survivors with diff and hint (a parametrised test's cases folded into one entry), and the
+    tests that guard nothing. The full kill matrix, guard map and test ids come with ``verbose``
+    (``--verbose``) and are always in the HTML report.
     """
     matrix = verbose if matrix is None else matrix
     guards = verbose if guards is None else guards
     console.print(render_summary(run_data, console.width))
     if survivors:
         console.print()
-        console.print(render_survivors(run_data, survivor_details))
+        console.print(
+            render_survivors(run_data, survivor_details, compact=not verbose, show_command=show_command)
+        )
     if matrix:
         console.print()
         console.print(render_kill_matrix(kill_matrix(run_data, group_by), console.width), crop=False)
@@ -235,14 +313,63 @@ def render_terminal(
 
 
 def render_useless_tests(run_data: RunData) -> RenderableType | None:
-    """The tests that kill no mutant (the compact report's part of the guard map), or ``None``."""
-    entries = [entry for entry in guard_map(run_data) if entry.guards_nothing]
-    if not entries or not summarize(run_data).total.scored:
+    """The tests that kill no mutant (the compact report's part of the guard map), or ``None``.
+
+    Three kinds, never mixed: tests that ran on every mutant they cover and killed none (they
+    guard nothing, each listed, a parametrised test's cases folded), tests not run on every
+    mutant they cover (no claim), and tests no mutated line runs under (nothing to guard).
+    """
+    if not summarize(run_data).total.scored:
         return None
-    lines: list[RenderableType] = [
-        Text(f"{len(entries)} tests guard nothing (they kill no mutant):", style="bold red")
-    ]
-    for entry in entries:
-        reason = "reaches no mutated code" if not entry.covers else f"covers {entry.covers}, kills none"
-        lines.append(Text.assemble("  ", (entry.test, "bold"), f"  ({reason})"))
-    return Group(*lines)
+    entries = guard_map(run_data)
+    idle = [entry for entry in entries if entry.guards_nothing]
+    unproven = [entry for entry in entries if entry.unproven]
+    unreached = [entry for entry in entries if entry.reaches_nothing]
+    lines: list[RenderableType] = []
+    if idle:
+        verb = "guards" if len(idle) == 1 else "guard"
+        lines.append(
+            Text(
+                f"{count(len(idle), 'test')} {verb} nothing: each ran on every mutant it covers "
+                "and killed none",
+                style="bold red",
+            )
+        )
+        by_test = {entry.test: entry for entry in idle}
+        suite = cases_per_function(t.nodeid for t in run_data.tests)
+        for function, cases in group_by_function(by_test).items():
+            if len(cases) == 1:
+                reason = by_test[cases[0]].idle_reason()
+                lines.append(Text.assemble("  ", (cases[0], "bold"), f"  ({reason})"))
+                continue
+            covers = sorted({by_test[case].covers for case in cases})
+            spread = str(covers[0]) if len(covers) == 1 else f"{covers[0]}-{covers[-1]}"
+            of = f" of {suite[function]}" if suite.get(function, 0) > len(cases) else ""
+            lines.append(
+                Text.assemble(
+                    "  ", (function, "bold"), f"  ({len(cases)}{of} cases, each covers {spread}, kills none)"
+                )
+            )
+    if unproven:
+        why = (
+            "--fast stopped those mutants at their first kill"
+            if run_data.fast
+            else "a timeout or a crash ended those mutants before it ran"
+        )
+        lines.append(
+            Text(
+                f"{count(len(unproven), 'test')} not judged: each killed none of the mutants it ran on "
+                f"but was not run on every mutant it covers ({why}), so no claim is made "
+                "(--verbose lists them)",
+                style="yellow",
+            )
+        )
+    if unreached:
+        lines.append(
+            Text(
+                f"{count(len(unreached), 'test')} with no mutant to guard: each runs no mutated line "
+                "(--paths or --since may keep the mutated code away)",
+                style="dim",
+            )
+        )
+    return Group(*lines) if lines else None

@@ -76,10 +76,18 @@ TARGET = {
 }
 
 
+def ci_workflow() -> str:
+    return re.search(r"```yaml\n(.*?)```", CI_DOC.read_text(encoding="utf-8"), re.S).group(1)
+
+
 def ci_lines() -> list[str]:
     """Every ``- run:`` line of docs/ci.md's workflow, in order."""
-    yaml = re.search(r"```yaml\n(.*?)```", CI_DOC.read_text(encoding="utf-8"), re.S).group(1)
-    return [m.group(1).strip() for m in re.finditer(r"^\s*- run: (.*)$", yaml, re.M)]
+    return [m.group(1).strip() for m in re.finditer(r"^\s*- run: (.*)$", ci_workflow(), re.M)]
+
+
+def ci_install_source() -> str:
+    """The workflow's ``MUTAGENT_HARNESS`` (what every job's ``pip install`` installs)."""
+    return re.search(r"^\s*MUTAGENT_HARNESS: \"(.*)\"$", ci_workflow(), re.M).group(1)
 
 
 def test_the_distribution_has_a_name_of_its_own_and_the_mutagent_command() -> None:
@@ -87,7 +95,10 @@ def test_the_distribution_has_a_name_of_its_own_and_the_mutagent_command() -> No
     assert project["name"] == "mutagent-harness"  # "mutagent" on the public index is another project
     assert project["scripts"] == {"mutagent": "mutagent.cli:main"}
     installs = [line for line in ci_lines() if line.startswith("pip install")]
-    assert installs and all(line.split()[2] == "mutagent-harness" for line in installs)
+    # never `pip install mutagent-harness` from the index (it is not published there): every job
+    # installs the one source the workflow names, a direct reference to mutagent's repository
+    assert installs and all(line.split()[2] == '"$MUTAGENT_HARNESS"' for line in installs)
+    assert ci_install_source().startswith("mutagent-harness @ git+")
 
 
 @pytest.mark.slow
@@ -107,13 +118,19 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_the_ci_doc_commands(tmp_pat
     venv = tmp_path / "venv"  # a real fresh environment: nothing of this one is visible in it
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     bin_dir = venv / "bin"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    # the gate job's install line, as written, with MUTAGENT_HARNESS naming the wheel
+    (install,) = {line for line in ci_lines() if line.startswith("pip install") and " -e " not in line}
+    env["MUTAGENT_HARNESS"] = f"mutagent-harness @ {wheel.resolve().as_uri()}"
     subprocess.run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+        install + " -q --disable-pip-version-check",
+        shell=True,
+        env=env,
+        cwd=tmp_path,
         check=True,
         timeout=600,
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     shown = subprocess.run(
         [str(bin_dir / "python"), "-c", "import mutagent, sys; print(mutagent.__file__)"],
         capture_output=True,

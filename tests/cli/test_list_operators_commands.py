@@ -27,7 +27,6 @@ def project(tmp_path: Path) -> Path:
             """
         )
     )
-    (tmp_path / "agent" / "broken.py").write_text("def oops(:\n    pass\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_loop.py").write_text("def test_x():\n    assert 1 + 1 == 2\n")
     (tmp_path / "conftest.py").write_text("X = 1\n")
@@ -54,23 +53,49 @@ def test_list_json_has_the_documented_fields(project: Path, capsys: pytest.Captu
     assert second["scope"] == "attempts" and second["ignored_reason"] == "cosmetic"
 
 
-def test_list_skips_an_unparsable_file_with_one_warning(
-    project: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("as_json", [False, True])
+def test_list_fails_on_a_file_with_a_syntax_error_as_run_does(
+    project: Path, capsys: pytest.CaptureFixture[str], as_json: bool
 ) -> None:
-    code, out, err = _run(capsys, "list", str(project), "--operators", "generic", "--json")
+    (project / "agent" / "broken.py").write_text("def oops(:\n    pass\n")
+    code, out, err = _run(
+        capsys, "list", str(project), "--operators", "generic", *(["--json"] if as_json else [])
+    )
+    assert code == 2 and out == ""  # `mutagent run` stops at the same file with exit 2
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: agent/broken.py: cannot parse")
+
+
+def test_list_is_readable_at_80_columns(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mutagent.console import console
+
+    monkeypatch.setattr(console, "width", 80)
+    (project / "agent" / "loop.py").write_text(
+        "import anthropic\n\n\n"
+        "def make_client():\n"
+        "    return anthropic.Anthropic(api_key='k', max_retries=0)\n"
+    )
+    code, out, _ = _run(capsys, "list", str(project), "--operators", "enable-sdk-retries")
     assert code == 0
-    files = {m["file"] for m in json.loads(out)}
-    assert files == {"agent/loop.py"}  # not broken.py, not tests/ nor conftest.py
-    warnings = err.strip().splitlines()
-    assert len(warnings) == 1 and warnings[0].startswith("warning: skipped agent/broken.py: cannot parse")
+    (mutant,) = json.loads(
+        _run(capsys, "list", str(project), "--operators", "enable-sdk-retries", "--json")[1]
+    )
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    # every word of the id, the place, the operator and the description is there, uncut
+    assert lines[0].split() == [mutant["id"], "agent/loop.py:5", "enable-sdk-retries"]
+    assert " ".join(" ".join(lines[1:-1]).split()) == mutant["description"]
+    assert lines[-1] == "1 mutant (0 ignored) from 1 operator in 1 of 2 files"
 
 
-def test_list_table_marks_ignored_mutants(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_marks_ignored_mutants(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "list", str(project), "--operators", "generic-number")
     assert code == 0
-    assert "Ignored:" in out and "cosmetic" in out  # the cell may wrap at 80 columns
+    assert "Ignored:" in out and "cosmetic" in out
     assert "agent/loop.py:1" in out and "agent/loop.py:5" in out
-    assert "2 mutants (1 ignored) from 1 operator in 3 files" in out  # __init__, loop, broken
+    assert "2 mutants (1 ignored) from 1 operator in 1 of 2 files" in out  # __init__, loop
 
 
 def test_list_paths_narrow_the_sources(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

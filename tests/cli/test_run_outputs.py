@@ -155,6 +155,11 @@ def test_shards_are_disjoint_halves_that_merge_into_the_unsharded_run(
     first, second = statuses(tmp_path / "1.json"), statuses(tmp_path / "2.json")
     assert first and second and not set(first) & set(second)
     assert {m.id for m in load_run_data(root).mutants} == set(second)  # the store holds the last shard
+    # `mutagent report PATH` re-renders that shard: its score is labelled as the shard's
+    capsys.readouterr()
+    assert main(["report", str(root)]) == exitcodes.OK
+    headline = " ".join(capsys.readouterr().out.split("Mutants by operator")[0].split())
+    assert "mutation score" in headline and "score of shard 2/2" in headline
 
     merged = tmp_path / "m.json"
     assert main(["merge", str(tmp_path / "1.json"), str(tmp_path / "2.json"), "-o", str(merged)]) == 0
@@ -186,6 +191,12 @@ def test_since_mutates_only_the_edited_function(tmp_path: Path, capsys: pytest.C
     (mutant,) = load_run_data(root).mutants
     assert mutant.replacement == "product = a * b * 0" and mutant.location.start_line == 6
     assert list(statuses(tmp_path / "pr.json").values()) == ["Killed"]
+    # `mutagent report PATH` and `report --from` say which mutants the score is of
+    for argv in (["report", str(root)], ["report", "--from", str(tmp_path / "pr.json")]):
+        assert main(argv) == exitcodes.OK
+        headline = " ".join(capsys.readouterr().out.split("Mutants by operator")[0].split())
+        assert "mutation score 100.0%" in headline
+        assert "score of the mutants on lines changed since HEAD" in headline
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -235,6 +246,23 @@ def test_since_outside_git_is_one_line_exit_2(
     assert main(["run", str(root), "--since", "HEAD"]) == exitcodes.USAGE_ERROR
     assert "not inside a git repository" in one_error_line(capsys)
     assert not (root / ".mutagent").exists()  # refused before the engine started
+
+
+@pytest.mark.parametrize(
+    "tests, missing",
+    [
+        ("nowhere/tests", "nowhere/tests"),
+        ("tests/test_calc.py tests/test_gone.py::test_x -k add", "tests/test_gone.py"),
+    ],
+)
+def test_a_missing_tests_path_is_one_line_exit_2_before_the_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tests: str, missing: str
+) -> None:
+    root = write_target(tmp_path / "project", TARGET)
+    assert main(["run", str(root), "--tests", tests]) == exitcodes.USAGE_ERROR
+    line = one_error_line(capsys)
+    assert missing in line and "does not exist" in line
+    assert not (root / ".mutagent").exists()  # refused before the engine (and its baseline) started
 
 
 @pytest.mark.parametrize("shard", ["3/2", "0/2", "half"])

@@ -56,6 +56,20 @@ def test_results_round_trip_into_run_data(tmp_path: Path) -> None:
     assert data.sources == {"agent/loop.py": "source"}
 
 
+def test_the_run_scope_is_recorded_with_the_mutant_set(tmp_path: Path) -> None:
+    """A shard's or --since run's store says so: `mutagent report PATH` labels its score."""
+    store = Store.open(tmp_path)
+    store.set_run([mutant("a")], {"a": "fa"}, [], {}, {"shard": [2, 2], "since": "origin/main", "fast": True})
+    store.close()
+    data = load_run_data(tmp_path)
+    assert (data.shard, data.since, data.fast) == ((2, 2), "origin/main", True)
+    store = Store.open(tmp_path)
+    store.set_run([mutant("a")], {"a": "fa"}, [], {})  # the next, whole run: no label left behind
+    store.close()
+    data = load_run_data(tmp_path)
+    assert (data.shard, data.since, data.fast) == (None, None, False)
+
+
 def test_a_result_whose_fingerprint_changed_is_not_reused(tmp_path: Path) -> None:
     store = Store.open(tmp_path)
     store.save_result(MutantResult("a", Status.SURVIVED), "old")

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from testkit import REPO
-from testkit.sample_runs import large_run_data, sample_run_data
+from testkit.sample_runs import large_run_data, parametrised_run_data, sample_run_data
 
+from mutagent.cli import main
+from mutagent.console import console as cli_console
 from mutagent.fakeserver import FakeModelServer
 from mutagent.fakeserver import behaviours as b
 from mutagent.model import Status
@@ -39,8 +41,54 @@ def test_the_default_report_is_compact_and_verbose_adds_matrix_and_guard_map() -
     assert "Mutants by operator" in compact and "mutation score" in compact
     assert "-MAX_RETRIES = 3" in compact and "covered by:" in compact  # survivors with their diff
     # the tests that guard nothing stay in the compact report
-    assert "1 tests guard nothing" in compact and "tests/test_smoke.py::test_imports" in compact
+    assert "1 test guards nothing" in compact and "tests/test_smoke.py::test_imports" in compact
     assert len(compact.splitlines()) < len(verbose.splitlines()) / 1.5
+
+
+def physical_lines(text: str, width: int = 80) -> int:
+    """Lines on an 80-column terminal: a line the console did not wrap (soft_wrap) takes several."""
+    from rich.cells import cell_len
+
+    return sum(max(1, -(-cell_len(line) // width)) for line in text.splitlines())
+
+
+def test_a_28_mutant_report_on_a_parametrised_suite_stays_under_150_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: a 28-mutant run printed 973 lines, each survivor listing up to 32 parametrised ids."""
+    data = parametrised_run_data()
+    assert len(data.mutants) == 28 and len(data.tests) == 58
+    report = tmp_path / "run.json"
+    write_reports(data, json=report)
+    monkeypatch.setattr(cli_console, "width", 80)
+    capsys.readouterr()
+    assert main(["report", "--from", str(report)]) == 0
+    compact = capsys.readouterr().out
+    assert physical_lines(compact) < 150, compact
+    text = " ".join(compact.split())
+    # every undetected mutant is there with its id, and the cases of a test are counted, not listed
+    for mutant in data.mutants[:6]:
+        assert f"[{mutant.id}]" in text
+    assert "tests/test_stream.py::test_stream (32 cases)" in text and "[case-17]" not in text
+    assert "tests/test_stream.py::test_stream (29 of 32 cases, each covers 26, kills none)" in text
+    assert "2 tests with no mutant to guard" in text
+    capsys.readouterr()
+    assert main(["report", "--from", str(report), "--verbose"]) == 0  # --verbose lists every id
+    verbose = capsys.readouterr().out.replace("\n", "")
+    assert all(test.nodeid in verbose for test in data.tests[:32])
+
+
+def test_every_count_agrees_with_its_noun() -> None:
+    """Issue 26: "1 files", "1 tests", "1 undetected mutants"."""
+    from mutagent.reports.gate import evaluate_gate
+
+    data = sample_run_data()
+    (survivor,) = [m for m in data.mutants if data.result_of(m).status is Status.SURVIVED][:1]
+    one = replace(data, mutants=[survivor], tests=data.tests[:1])
+    text = " ".join(rendered(one, width=200).split())
+    assert "1 mutant in 1 file, 1 test)" in text
+    assert "1 undetected mutant: 1 survived" in text
+    assert "max-survived: 1 mutant survived" in evaluate_gate(one, max_survived=0).failures[0]
 
 
 def test_the_header_counts_no_coverage_apart_from_survived() -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 
 from rich.console import Console
 from testkit.sample_runs import SAMPLE_TESTS, large_run_data, sample_run_data
 
 from mutagent.model import MutantResult, Status
+from mutagent.model import TestInfo as Info
 from mutagent.reports.guards import Cell, guard_map, kill_matrix, sole_killer
 from mutagent.reports.matrix_view import render_guard_map, render_kill_matrix, short_test_names
 from mutagent.reports.terminal import render_terminal
@@ -154,7 +156,7 @@ def test_many_survivors_are_listed_compactly_past_the_limit():
     console = Console(record=True, width=120, color_system=None)
     render_terminal(data, console, matrix=False, guards=False, survivor_details=5)
     text = console.export_text()
-    assert text.count("╭─") == 5
+    assert text.count("\n── ") == 5  # five survivors in full, each under its heading rule
     assert f"... and {len(survivors) - 5} more" in text
     for mutant in survivors:  # every survivor still named, with the id `mutagent show` takes
         assert f"[{mutant.id}]" in text
@@ -187,3 +189,49 @@ def test_the_operator_table_keeps_its_headers_in_an_80_column_log() -> None:
     body = lines[lines.index(header) + 2 :]
     assert long_name in "".join(line.split()[0] for line in body if line.strip())
     assert any(line.rstrip().endswith("%") for line in lines[3:])  # scores printed whole
+
+
+def test_guard_claims_follow_what_each_test_ran_on():
+    """Issue 26: only a test run on every mutant it covers can be said to guard nothing."""
+    data = sample_run_data()
+    smoke = "tests/test_smoke.py::test_imports"
+    skipped = "tests/test_loop.py::test_after_the_first_kill"
+    data.tests.append(Info(skipped, 0.01))
+    stopped = next(m for m in data.mutants if m.operator == "drop-stop-check")
+    result = data.results[stopped.id]
+    # --fast: the first killer stopped the mutant; the other covering tests never ran on it
+    data.results[stopped.id] = replace(
+        result, covered_by=[*result.covered_by, skipped], tests_run=result.killed_by[:1]
+    )
+    entry = by_test(data)[skipped]
+    assert entry.unproven and not entry.guards_nothing and (entry.covers, entry.ran_on) == (1, 0)
+    assert entry.idle_reason() == "kills none of the 0 it ran on, not run on 1 it covers"
+    assert [e.test for e in by_test(data).values() if e.guards_nothing] == [smoke]
+    # a test that runs no mutated line has nothing to guard: it is not said to guard nothing
+    data.tests.append(Info("tests/test_other.py::test_unrelated", 0.01))
+    unrelated = by_test(data)["tests/test_other.py::test_unrelated"]
+    assert unrelated.reaches_nothing and not unrelated.guards_nothing and not unrelated.unproven
+    assert by_test(data)[smoke].guards_nothing  # ran on the one mutant it covers, killed none
+    text = " ".join(rendered_compact(data).split())
+    assert "tests/test_other.py::test_unrelated" not in text
+    assert "1 test with no mutant to guard" in text
+    assert "not judged" in text and "a timeout or a crash ended those mutants" in text
+    data.fast = True
+    assert "--fast stopped those mutants at their first kill" in " ".join(rendered_compact(data).split())
+
+
+def rendered_compact(data) -> str:
+    console = Console(record=True, width=100, color_system=None)
+    render_terminal(data, console)
+    return console.export_text()
+
+
+def test_a_parametrised_test_is_named_once_with_its_count():
+    from mutagent.reports.testids import collapse, function_of
+
+    assert function_of("tests/t.py::TestX::test_y[a::b-[1]]") == "tests/t.py::TestX::test_y"
+    assert function_of("tests/t.py::test_plain") == "tests/t.py::test_plain"
+    ids = [f"t.py::test_a[{i}]" for i in range(3)] + ["t.py::test_b", "t.py::test_c[only]"]
+    suite = Counter({"t.py::test_a": 5, "t.py::test_b": 1, "t.py::test_c": 2})
+    assert collapse(ids, suite) == ["t.py::test_a (3 of 5 cases)", "t.py::test_b", "t.py::test_c[only]"]
+    assert collapse(ids) == ["t.py::test_a (3 cases)", "t.py::test_b", "t.py::test_c[only]"]

@@ -351,3 +351,55 @@ def sample_fault_log() -> list[dict[str, object]]:
             }
         )
     return log
+
+
+PARAMETRISED_FAMILIES = {"test_stream": 32, "test_retry_statuses": 16, "test_tool_results": 8}
+
+
+def parametrised_run_data(mutant_count: int = 28, survived: int = 4, uncovered: int = 2) -> RunData:
+    """A run of the sample agent's real mutants (operators, hints and diffs as a run has them)
+    against a parametrised suite: ``test_stream`` has 32 cases, ``test_retry_statuses`` 16,
+    ``test_tool_results`` 8, plus two smoke tests that reach no mutant. Every mutant is covered by
+    all 32 ``test_stream`` cases and one other family; cases 1-3 of each family kill, the other
+    cases kill nothing. The first ``survived`` mutants survive, the next ``uncovered`` are
+    NoCoverage, the rest are killed (issue 26: such a run printed each survivor's 32 ids)."""
+    from pathlib import Path
+
+    from mutagent.mutation.generate import generate_for_source
+    from mutagent.mutation.registry import select_operators
+
+    agent = Path(__file__).resolve().parents[2] / "sample_agent"
+    operators = select_operators("agent")
+    sources = {
+        name: (agent / name).read_text(encoding="utf-8") for name in ("loop.py", "tools.py", "client.py")
+    }
+    mutants = [m for name, text in sources.items() for m in generate_for_source(text, name, operators)]
+    mutants = [m for m in mutants if m.ignored_reason is None][:mutant_count]
+    tests = [
+        TestInfo(f"tests/{family}.py::{family}[case-{i}]", 0.01)
+        for family, cases in PARAMETRISED_FAMILIES.items()
+        for i in range(cases)
+    ]
+    tests += [
+        TestInfo("tests/test_smoke.py::test_imports", 0.01),
+        TestInfo("tests/test_smoke.py::test_version", 0.01),
+    ]
+
+    def cases(family: str) -> list[str]:
+        return [t.nodeid for t in tests if f"::{family}[" in t.nodeid]
+
+    results: dict[str, MutantResult] = {}
+    for index, mutant in enumerate(mutants):
+        covered = cases("test_stream") + cases("test_retry_statuses" if index % 2 else "test_tool_results")
+        if index < survived:
+            results[mutant.id] = MutantResult(
+                mutant.id, Status.SURVIVED, covered_by=covered, tests_run=covered
+            )
+        elif index < survived + uncovered:
+            results[mutant.id] = MutantResult(mutant.id, Status.NO_COVERAGE)
+        else:
+            killers = [t for t in covered if t.endswith(("[case-1]", "[case-2]", "[case-3]"))]
+            results[mutant.id] = MutantResult(
+                mutant.id, Status.KILLED, killed_by=killers, covered_by=covered, tests_run=covered
+            )
+    return RunData(root=str(agent), mutants=mutants, results=results, tests=tests, sources=sources)

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 from rich.console import Console
@@ -177,7 +178,7 @@ class Engine:
             if self.pool is not None:
                 self.pool.close(force=True)
                 self.pool = None
-            store.set_run([], {}, [], {f: self.files[f] for f in self.target.sources})
+            store.set_run([], {}, [], {f: self.files[f] for f in self.target.sources}, self._scope())
             store.set_meta("faults", "[]")
             return
         if cached is not None:
@@ -210,7 +211,7 @@ class Engine:
                 TestInfo(n, baseline.duration(n), baseline.tests.get(n, {}).get("outcome", "passed"))
                 for n in baseline.order
             ]
-            store.set_run(mutants, fingerprints, tests, sources)
+            store.set_run(mutants, fingerprints, tests, sources, self._scope())
 
         def controlled() -> None:
             """Every control is in and passed: the baseline is final (durations included)."""
@@ -228,6 +229,12 @@ class Engine:
         pending = [p for p in fresh if p.status is None]
         if pending or self._deferred_controls is not None:
             self._run_mutants(store, planner, pending, controlled)
+
+    def _scope(self) -> dict[str, Any]:
+        """What the reports must say about this run's mutant set: ``--fast``, and the filter's
+        own record (``--shard``/``--since``, see ``commands.run.Narrowing.scope``)."""
+        describe = getattr(self.mutant_filter, "scope", None)
+        return {"fast": self.config.fast, **(describe() if callable(describe) else {})}
 
     def _read_files(self) -> None:
         for relative in [*self.target.sources, *self.target.tests]:

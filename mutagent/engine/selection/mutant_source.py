@@ -84,4 +84,4 @@ class OperatorMutants:
             self.incomplete.add(relative)  # an operator crashed: never cache a partial result
             warning(message)
 
-        return generate_for_source(text, relative, self.operators, warn=warn)
+        return generate_for_source(text, relative, self.operators, warn=warn, root=root)
