@@ -30,6 +30,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.retry.loops import retry_loops
 from mutagent.anatomy.vocabulary import (
     DONE_WORDS,
     HASHERS,
@@ -45,7 +46,6 @@ from mutagent.anatomy.vocabulary import (
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import retry_loops
 from operators._tools import (
     agent_code,
     branches,

@@ -14,22 +14,14 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.dominance import decided_earlier
-from mutagent.anatomy.vocabulary import ATTEMPT_LIMIT_WORDS, COUNTDOWN_WORDS
+from mutagent.anatomy.exits import control_flow_exits
+from mutagent.anatomy.retry.classification import is_status_comparison
+from mutagent.anatomy.retry.loops import in_retry_path, is_retry_loop, retry_library
+from mutagent.anatomy.syntax import identifiers_in, innermost_loop, loop_variables
+from mutagent.anatomy.vocabulary import ATTEMPT_LIMIT_WORDS, COUNTDOWN_WORDS, is_count_name, words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import (
-    control_flow_exits,
-    identifiers_in,
-    in_retry_path,
-    innermost_loop,
-    is_count_name,
-    is_retry_loop,
-    is_status_comparison,
-    loop_variables,
-    plus_one,
-    retry_library,
-    words,
-)
+from mutagent.mutation.rewrite import plus_one
 
 _SHIFTED: dict[type, type] = {
     cst.LessThan: cst.LessThanEqual,

@@ -20,7 +20,7 @@ import libcst as cst
 
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import plus_one
+from mutagent.mutation.rewrite import plus_one
 from operators._turns import one_more_turn, one_turn_fewer, turn_bounds
 
 _SHIFTED: dict[type, type] = {

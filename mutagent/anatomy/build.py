@@ -137,14 +137,10 @@ def _end_of_stream_checks(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _retry_roles(ctx: SourceContext) -> Iterator[Role]:
-    from operators._retry import (
-        identifiers_in,
-        is_sleep_like,
-        is_status_comparison,
-        loop_variables,
-        own,
-        retry_loops,
-    )
+    from mutagent.anatomy.retry.classification import is_status_comparison
+    from mutagent.anatomy.retry.loops import retry_loops
+    from mutagent.anatomy.retry.waits import is_sleep_like
+    from mutagent.anatomy.syntax import identifiers_in, loop_variables, own
 
     for loop in retry_loops(ctx):
         header = loop.iter if isinstance(loop, cst.For) else loop.test
@@ -186,7 +182,8 @@ def _retry_roles(ctx: SourceContext) -> Iterator[Role]:
 
 def _helper_bounds(ctx: SourceContext, helper: cst.FunctionDef) -> Iterator[Role]:
     """Give-up checks of a helper the retry loop calls (``self._back_off(attempt, ...)``)."""
-    from operators._retry import control_flow_exits, identifiers_in
+    from mutagent.anatomy.exits import control_flow_exits
+    from mutagent.anatomy.syntax import identifiers_in
 
     def compute() -> list[Role]:
         found = []

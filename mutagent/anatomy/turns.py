@@ -357,7 +357,7 @@ def turn_loops(ctx: SourceContext) -> list[TurnLoop]:
 
 
 def _find(ctx: SourceContext) -> list[TurnLoop]:
-    from operators._retry import is_retry_loop
+    from mutagent.anatomy.retry.loops import is_retry_loop
 
     def direct(call: cst.Call) -> str | None:
         return direct_model_call(ctx, call)
