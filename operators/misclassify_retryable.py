@@ -16,7 +16,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.retry.classification import error_kind, exception_verdict, is_status_comparison
 from mutagent.anatomy.retry.loops import in_retry_decision, is_retry_loop, retry_library
-from mutagent.anatomy.syntax import innermost_loop
+from mutagent.anatomy.syntax import caught_classes, innermost_loop
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
@@ -36,7 +36,6 @@ from mutagent.anatomy.vocabulary import (
 )
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import caught_classes
 
 _COLLECTION = m.Set() | m.Tuple() | m.List()
 #: Calls a collection passes through on its way to its name: ``frozenset({...})``, ``Field(default=...)``.
@@ -389,7 +388,7 @@ def _sends_or_decides(ctx: SourceContext, attempt: cst.Try, loop: cst.CSTNode | 
     path, or around a request being sent (a model or HTTP call), whose caller may retry it. A
     ``try`` that only reads an already open stream converts errors nobody retries (a half-read
     stream cannot be replayed)."""
-    from operators._streams import is_http_call, is_model_call
+    from mutagent.anatomy.streams.clients import is_http_call, is_model_call
 
     if in_retry_decision(ctx, attempt) or (loop is not None and is_retry_loop(ctx, loop)):
         return True

@@ -38,11 +38,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.syntax import single_comparison
 from mutagent.anatomy.vocabulary import node_words, ordered_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import single_comparison
 from operators._tools import (
     branches,
     bypass,

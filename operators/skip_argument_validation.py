@@ -50,11 +50,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.syntax import caught_classes
 from mutagent.anatomy.vocabulary import PYDANTIC_VALIDATORS, REFUSAL_WORDS, REQUEST_SUBJECTS, node_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import caught_classes
 from operators._tools import (
     agent_code,
     bypass,

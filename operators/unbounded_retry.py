@@ -16,11 +16,17 @@ import libcst.matchers as m
 from mutagent.anatomy.exits import control_flow_exits
 from mutagent.anatomy.retry.classification import is_status_comparison
 from mutagent.anatomy.retry.loops import in_retry_path, retry_library, retry_loops
-from mutagent.anatomy.syntax import enclosing_scope, identifiers_in, innermost_loop, loop_variables, own
+from mutagent.anatomy.syntax import (
+    enclosing_scope,
+    identifiers_in,
+    innermost_loop,
+    loop_variables,
+    own,
+    parameters,
+)
 from mutagent.anatomy.vocabulary import TENACITY_STOPS, TIME_BUDGET_WORDS, identifier, is_count_name, words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import parameters
 
 _STEP = m.AugAssign(
     target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()

@@ -96,7 +96,7 @@ def _model_calls(ctx: SourceContext) -> Iterator[Role]:
     for call in ctx.findall(m.Call()):
         evidence = direct_model_call(ctx, call)
         if evidence:
-            from operators._streams import keyword
+            from mutagent.anatomy.syntax import keyword
 
             flag = keyword(call, "stream")
             streams = "yes" if (flag is not None or ctx.code(call.func).endswith(".stream")) else None
@@ -104,7 +104,8 @@ def _model_calls(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _stream_consumers(ctx: SourceContext) -> Iterator[Role]:
-    from operators._streams import is_stream_value, leaf_name, streaming_producer
+    from mutagent.anatomy.streams.release import is_stream_value, streaming_producer
+    from mutagent.anatomy.syntax import leaf_name
 
     for loop in ctx.findall(m.For()):
         iterable = loop.iter
@@ -123,7 +124,7 @@ def _stream_consumers(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _end_of_stream_checks(ctx: SourceContext) -> Iterator[Role]:
-    from operators._streams import stop_branches
+    from mutagent.anatomy.streams.stop_check import stop_branches
 
     for body in stop_branches(ctx):
         owner = ctx.parent(body)

@@ -8,7 +8,8 @@ in :mod:`mutagent.anatomy.vocabulary`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
@@ -70,3 +71,199 @@ def loop_variables(loop: cst.CSTNode) -> set[str]:
     target = loop.target
     elements = [el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
     return {el.value for el in elements if isinstance(el, cst.Name)}
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (non f-) string literal, including implicitly concatenated ones."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def leaf_name(expr: cst.CSTNode) -> str | None:
+    """The name an expression finally reads: ``resp.choices[0]`` -> ``choices``,
+    ``data["content"]`` / ``data.get("content")`` -> ``content``, ``text.strip()`` -> ``text``."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    if isinstance(expr, cst.Subscript):
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            key = string_value(expr.slice[0].slice.value)
+            if key is not None:
+                return key
+        return leaf_name(expr.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in ("get", "pop") and expr.args:
+            return string_value(expr.args[0].value)
+        if method in ("strip", "lstrip", "rstrip", "lower", "upper", "casefold"):
+            return leaf_name(expr.func.value)
+    return None
+
+
+def root_name(expr: cst.CSTNode) -> str | None:
+    """The leftmost plain name of an attribute/subscript/call chain (``self`` for ``self.a.b``)."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return None
+
+
+def attribute_chain(expr: cst.CSTNode) -> list[str]:
+    """Every name along a call/attribute chain: ``client.beta.messages.create`` ->
+    ``["client", "beta", "messages", "create"]``."""
+    names: list[str] = []
+    while True:
+        if isinstance(expr, cst.Attribute):
+            names.append(expr.attr.value)
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Name):
+            names.append(expr.value)
+            return names[::-1]
+        else:
+            return names[::-1]
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def is_literal(node: cst.CSTNode, *values: str) -> bool:
+    """``None``/``True``/``False`` spelled as one of ``values``."""
+    return isinstance(node, cst.Name) and node.value in values
+
+
+def is_number(node: cst.CSTNode, value: float | None = None) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return value is None or ast.literal_eval(node.value) == value
+    return False
+
+
+def condition_leaves(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The operands of a test's top-level ``and``/``or`` chain (the test itself if it has none)."""
+    if isinstance(test, cst.BooleanOperation):
+        yield from condition_leaves(test.left)
+        yield from condition_leaves(test.right)
+    else:
+        yield test
+
+
+def condition_sites(
+    test: cst.BaseExpression, predicate: Callable[[cst.BaseExpression], bool]
+) -> list[cst.BaseExpression]:
+    """Which part of ``test`` to turn ``False`` so that the checks ``predicate`` recognises stop
+    guarding: the whole test when it is one such check (or an ``and`` of them only), the first
+    one of an ``and`` mixed with other conditions, each one of an ``or`` (so that
+    ``if not saw_stop or open_blocks:`` keeps its second check)."""
+    if predicate(test):
+        return [test]
+    leaves = list(condition_leaves(test))
+    if len(leaves) == 1:
+        return []
+    hits = [leaf for leaf in leaves if predicate(leaf)]
+    if hits and all(isinstance(node.operator, cst.And) for node in boolean_nodes(test)):
+        # One false operand disables a conjunction: a mutant per operand would be equivalents.
+        return [test] if len(hits) == len(leaves) else hits[:1]
+    return hits
+
+
+def boolean_nodes(test: cst.BaseExpression) -> Iterator[cst.BooleanOperation]:
+    if isinstance(test, cst.BooleanOperation):
+        yield test
+        yield from boolean_nodes(test.left)
+        yield from boolean_nodes(test.right)
+
+
+def negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for ``not x``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    return None
+
+
+def caught_classes(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[cst.BaseExpression]:
+    """The classes an ``except`` clause names: ``except (A, B)`` -> ``[A, B]``, ``except A`` ->
+    ``[A]``, a bare ``except:`` -> ``[]``."""
+    caught = handler.type
+    if caught is None:
+        return []
+    return [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+
+
+def single_comparison(
+    test: cst.CSTNode,
+) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression] | None:
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return test.left, target.operator, target.comparator
+    return None
+
+
+def absence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for tests meaning "x is missing": ``not x``, ``x is None``, ``x is False``,
+    ``x == None``, ``x == False``, ``x is not True``."""
+    inner = negated(test)
+    if inner is not None:
+        return inner
+    parts = single_comparison(test)
+    if parts is None:
+        return None
+    left, op, right = parts
+    if isinstance(op, (cst.Is, cst.Equal)) and is_literal(right, "None", "False"):
+        return left
+    if isinstance(op, cst.IsNot) and is_literal(right, "True"):
+        return left
+    return None
+
+
+def presence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` for tests meaning "x is there": ``x``, ``x is not None``, ``x is True``, ``x == True``."""
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
+        return test
+    parts = single_comparison(test)
+    if parts is None:
+        return None
+    left, op, right = parts
+    if isinstance(op, cst.IsNot) and is_literal(right, "None", "False"):
+        return left
+    if isinstance(op, (cst.Is, cst.Equal)) and is_literal(right, "True"):
+        return left
+    return None
+
+
+def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    """The statements of a block, small statements of a one-line suite included."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return list(block.body)
+    flat: list[cst.BaseStatement | cst.BaseSmallStatement] = []
+    for statement in block.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            flat.extend(statement.body)
+        else:
+            flat.append(statement)
+    return flat
+
+
+def parameters(func: cst.FunctionDef | None) -> set[str]:
+    if func is None:
+        return set()
+    params = func.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            every.append(star)
+    return {param.name.value for param in every}

@@ -33,3 +33,33 @@ def plus_one(expr: cst.BaseExpression) -> cst.BaseExpression:
         else expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     )
     return cst.BinaryOperation(left=operand, operator=cst.Add(), right=cst.Integer("1"))
+
+
+FALSE = cst.Name("False")
+
+
+TRUE = cst.Name("True")
+
+
+def without_element(node: cst.Tuple | cst.List | cst.Set, element: cst.Element) -> cst.BaseExpression | None:
+    """``node`` minus ``element``, keeping a one-element tuple a tuple; None if nothing is left."""
+    remaining = [e for e in node.elements if e is not element]
+    if not remaining:
+        return None
+    if node.elements[-1] is element:
+        remaining[-1] = remaining[-1].with_changes(comma=element.comma)
+    if (
+        isinstance(node, cst.Tuple)
+        and len(remaining) == 1
+        and remaining[0].comma is cst.MaybeSentinel.DEFAULT
+    ):
+        remaining[0] = remaining[0].with_changes(comma=cst.Comma())
+    return node.with_changes(elements=remaining)
+
+
+def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` minus ``arg``; the new last argument takes over the removed one's comma."""
+    remaining = [a for a in call.args if a is not arg]
+    if remaining and call.args[-1] is arg:
+        remaining[-1] = remaining[-1].with_changes(comma=arg.comma)
+    return call.with_changes(args=remaining)
