@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.syntax import root_name
+from mutagent.anatomy.syntax import root_name, walk
 from mutagent.anatomy.vocabulary import (
     cached_analysis as _cached,
 )
@@ -87,3 +87,29 @@ def _binding_index(ctx: SourceContext) -> dict[tuple[str, int], list[cst.BaseExp
         key = (ctx.code(binding.target), id(owner_of(ctx, binding.target)))
         index.setdefault(key, []).append(value)
     return index
+
+
+def _assignments(ctx: SourceContext, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Plain ``x = ...``/``x: T = ...``/``(x := ...)`` values by name, for one function (or module)."""
+
+    def compute() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for node in walk(scope):
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)) and node.value is not None:
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    found.setdefault(target.value, []).append(node.value)
+        return found
+
+    return ctx.cached(("tools", "assignments", id(scope)), compute)
+
+
+def local_values(ctx: SourceContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """Values assigned to ``name`` in the function where it is used (or at module level)."""
+    scope = ctx.enclosing_function(name) or ctx.module
+    return _assignments(ctx, scope).get(name.value, [])

@@ -9,7 +9,8 @@ in :mod:`mutagent.anatomy.vocabulary`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
@@ -73,7 +74,7 @@ def loop_variables(loop: cst.CSTNode) -> set[str]:
     return {el.value for el in elements if isinstance(el, cst.Name)}
 
 
-def string_value(node: cst.CSTNode) -> str | None:
+def string_value(node: cst.CSTNode | None) -> str | None:
     """The value of a plain (non f-) string literal, including implicitly concatenated ones."""
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
@@ -267,3 +268,84 @@ def parameters(func: cst.FunctionDef | None) -> set[str]:
         if isinstance(star, cst.Param):
             every.append(star)
     return {param.name.value for param in every}
+
+
+def final_name(node: cst.CSTNode) -> str | None:
+    """The name a reader calls a callee or value by: ``self.tools.get`` -> ``get``."""
+    if isinstance(node, cst.Await):
+        node = node.expression
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def is_constant(node: cst.CSTNode) -> bool:
+    """A constant whose value no tool outcome can change."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, cst.UnaryOperation):
+        return is_constant(node.expression)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary))
+
+
+_SKIPPED_FIELDS = frozenset(
+    (
+        "lpar rpar comma semicolon colon dot equal first_colon second_colon leading_lines "
+        "lines_after_decorators header footer newline trailing_whitespace"
+    ).split()
+)
+
+
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The syntactic children of ``node`` (punctuation and whitespace left out), in no
+    particular order. ``CSTNode.children`` re-runs libcst's visitor for every node, which made
+    scanning a function cost more than parsing the file."""
+    names = _NODE_FIELDS.get(type(node))
+    if names is None:
+        names = _NODE_FIELDS[type(node)] = tuple(
+            f.name
+            for f in dataclasses.fields(node)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found
+
+
+def walk(node: cst.CSTNode, into: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
+    """``node`` and its descendants, not entering nested functions, classes or lambdas (nor any
+    descendant ``into`` rejects: it is left out with everything under it)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(child for child in _children(current) if into is None or into(child))
+
+
+def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
+    return (n for n in walk(node) if isinstance(n, cst.Name))
+
+
+def final_name_or_key(expr: cst.BaseExpression) -> str | None:
+    """``call["input"]`` -> ``input``; ``tc.function.name`` -> ``name``; ``get_name()`` -> ``get_name``."""
+    if (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
+        return string_value(expr.slice[0].slice.value)
+    return final_name(expr)

@@ -27,6 +27,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
 from mutagent.anatomy.model_calls import direct_model_call
+from mutagent.anatomy.retry.loops import is_retry_loop
 from mutagent.anatomy.vocabulary import (
     EXCEEDED_WORDS,
     LIMIT_WORDS,
@@ -357,7 +358,6 @@ def turn_loops(ctx: SourceContext) -> list[TurnLoop]:
 
 
 def _find(ctx: SourceContext) -> list[TurnLoop]:
-    from mutagent.anatomy.retry.loops import is_retry_loop
 
     def direct(call: cst.Call) -> str | None:
         return direct_model_call(ctx, call)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mutagent.anatomy.syntax import final_name
+
 _PLUS_ONE_ATOMS = (
     cst.Name,
     cst.Attribute,
@@ -63,3 +65,68 @@ def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if remaining and call.args[-1] is arg:
         remaining[-1] = remaining[-1].with_changes(comma=arg.comma)
     return call.with_changes(args=remaining)
+
+
+_ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.SimpleString,
+    cst.FormattedString,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.Integer,
+    cst.Float,
+)
+
+
+def atom(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` parenthesised unless it already binds tighter than a subscript or ``+``."""
+    if isinstance(expr, _ATOMS) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def first_chars(expr: cst.BaseExpression, n: int = 10) -> cst.Subscript:
+    """``expr[:n]``."""
+    return cst.Subscript(
+        value=atom(expr), slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=cst.Integer(str(n))))]
+    )
+
+
+def without(container: cst.Call | cst.Dict, item: cst.CSTNode) -> cst.Call | cst.Dict:
+    """The call without one argument, or the dict literal without one element."""
+    items = list(container.args if isinstance(container, cst.Call) else container.elements)
+    position = items.index(item)
+    del items[position]
+    if items and position == len(items):  # removed the last one: do not leave its comma behind
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if isinstance(container, cst.Call):
+        return container.with_changes(args=items)
+    return container.with_changes(elements=items)
+
+
+def empty_like(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """An empty value of the kind ``expr`` builds: ``{}`` for a dict literal, ``[]`` for a
+    list, ``""`` for text (f-strings, ``str(e)``, ``json.dumps(...)``, concatenations), else None."""
+    if isinstance(expr, (cst.Dict, cst.DictComp)):
+        return cst.Dict([])
+    if isinstance(expr, (cst.List, cst.ListComp)):
+        return cst.List([])
+    if isinstance(expr, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation)):
+        return cst.SimpleString('""')
+    if isinstance(expr, cst.Call) and final_name(expr) in (
+        "str",
+        "repr",
+        "dumps",
+        "format",
+        "format_exc",
+        "join",
+    ):
+        return cst.SimpleString('""')
+    return None
