@@ -56,6 +56,11 @@ class Operator(abc.ABC):
     hint: ClassVar[str]
     family: ClassVar[str] = "agent"
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: The anatomy roles whose sites this operator rewrites (``("turn-bound",)``), by the names of
+    #: :data:`mutagent.anatomy.recognisers.RECOGNISERS`. ``mutagent map FILE:LINE --explain`` asks
+    #: those recognisers why a line is or is not a site; an operator without roles is explained by
+    #: its mutants only.
+    roles: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
