@@ -62,10 +62,13 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Site(Generic[D]):
-    """One site of a role: the node an operator rewrites, the role-specific ``detail`` it needs
-    to rewrite and describe it (a turn bound's sense, a retry bound's kind), and the evidence."""
+    """One site of a role: the ``kind`` of node it is (a comparison, a ``range(...)``, a counter
+    step: the role's own words), the node an operator rewrites, the role-specific ``detail`` it
+    needs to rewrite and describe it (a turn bound's sense, a limit check's readings), and the
+    evidence."""
 
     role: str
+    kind: str
     node: cst.CSTNode = field(compare=False, repr=False)
     detail: D = field(compare=False, repr=False)
     present: tuple[Evidence, ...]
@@ -130,7 +133,7 @@ class RoleRecogniser(abc.ABC):
 
     def candidate(self, ctx: SourceContext, node: cst.CSTNode, kind: str) -> Candidate:
         """The verdict on one considered node: a site exactly when :meth:`sites` has it."""
-        site = next((s for s in self.sites(ctx) if s.node is node), None)
+        site = next((s for s in self.sites(ctx) if s.node is node and s.kind == kind), None)
         if site is not None:
             return Candidate(self.role, node, kind, True, site.present, site.missing)
         present, missing = self.weigh(ctx, node, kind)
@@ -147,9 +150,11 @@ class RoleRecogniser(abc.ABC):
     def near_misses(self, ctx: SourceContext, limit: int = 3) -> list[Candidate]:
         """Candidates that are not sites but have some evidence for them, most evidence first:
         what ``mutagent map`` shows under a role it did not find."""
-        sites = {id(s.node) for s in self.sites(ctx)}
+        sites = {(id(s.node), s.kind) for s in self.sites(ctx)}
         found = [
-            self.candidate(ctx, node, kind) for node, kind in self.considered(ctx) if id(node) not in sites
+            self.candidate(ctx, node, kind)
+            for node, kind in self.considered(ctx)
+            if (id(node), kind) not in sites
         ]
         found = [c for c in found if c.present]
         found.sort(key=lambda c: (-len(c.present), ctx.position(c.node).start.line))

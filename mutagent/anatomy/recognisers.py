@@ -6,9 +6,12 @@ interface is added here (see docs/architecture.md, "How to add or widen a role")
 from __future__ import annotations
 
 from mutagent.anatomy.evidence import RoleRecogniser
+from mutagent.anatomy.retry.bound import RETRY_BOUND
 from mutagent.anatomy.turns.bound import TURN_BOUND
 
-RECOGNISERS: dict[str, RoleRecogniser] = {recogniser.role: recogniser for recogniser in (TURN_BOUND,)}
+RECOGNISERS: dict[str, RoleRecogniser] = {
+    recogniser.role: recogniser for recogniser in (TURN_BOUND, RETRY_BOUND)
+}
 
 
 def recogniser(role: str) -> RoleRecogniser | None:

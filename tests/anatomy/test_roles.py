@@ -51,15 +51,15 @@ def test_explain_agrees_with_the_sites(role: RoleRecogniser, index: int, example
     """Each site is considered and explained as a site, with evidence; every other considered
     node on a line is explained as no site, with what was missing."""
     ctx = SourceContext(example.source, f"example_{index}.py")
-    sites = {id(site.node): site for site in role.sites(ctx)}
-    considered = {id(node) for node, _ in role.considered(ctx)}
+    sites = {(id(site.node), site.kind): site for site in role.sites(ctx)}
+    considered = {(id(node), kind) for node, kind in role.considered(ctx)}
     assert set(sites) <= considered
     for site in sites.values():
         assert site.present and all(isinstance(e.source, Source) and e.text for e in site.present)
     lines = {ctx.position(node).start.line for node, _ in role.considered(ctx)}
     for line in lines:
         for candidate in role.explain(ctx, line):
-            assert candidate.site == (id(candidate.node) in sites)
+            assert candidate.site == ((id(candidate.node), candidate.kind) in sites)
             if not candidate.site:
                 assert candidate.missing, f"{_code(ctx, candidate.node)}: no site, but nothing missing"
 
@@ -67,7 +67,7 @@ def test_explain_agrees_with_the_sites(role: RoleRecogniser, index: int, example
 def test_every_operator_role_has_a_recogniser() -> None:
     named = {role for operator in all_operators().values() for role in operator.roles}
     assert named <= set(RECOGNISERS), named - set(RECOGNISERS)
-    assert {"turn-bound"} <= named
+    assert {"turn-bound", "retry-bound"} <= named
 
 
 def test_turn_bound_explains_a_near_miss() -> None:
@@ -101,3 +101,40 @@ def test_turn_bound_site_says_where_the_model_is_reached() -> None:
     assert site.missing == (
         site.missing[0].__class__(Source.STRUCTURE, "no limit error raised at the bound: the loop just ends"),
     )
+
+
+def test_retry_bound_explains_an_accounting_test() -> None:
+    """``failed_attempts <= 0`` names attempts, decides and sits in a retry-named helper, yet
+    compares a counter with 0: the explanation says that is what it lacks."""
+    (example,) = [e for e in RECOGNISERS["retry-bound"].examples if "failed_attempts" in e.source]
+    ctx = SourceContext(example.source, "usage.py")
+    check = next(c for c in RECOGNISERS["retry-bound"].explain(ctx, 2) if c.kind == "limit-check")
+    assert not check.site
+    assert [e.source for e in check.present] == [Source.NAMES, Source.STRUCTURE, Source.NAMES]
+    assert [e.text for e in check.missing] == [
+        "every target compares a counter with 0 or 1: a first-attempt test"
+    ]
+
+
+def test_retry_bound_kinds_split_between_its_two_operators() -> None:
+    from mutagent.anatomy.retry.bound import OFF_BY_ONE_KINDS, UNBOUNDED_KINDS
+
+    source = (
+        "import time\n\n"
+        "def post(client, body, max_tries=3):\n"
+        "    tries = 0\n"
+        "    while True:\n"
+        "        tries += 1\n"
+        "        try:\n"
+        "            return client.post('/v1/chat/completions', json=body)\n"
+        "        except TimeoutError:\n"
+        "            if tries >= max_tries:\n"
+        "                raise\n"
+        "            time.sleep(2 ** tries)\n"
+    )
+    ctx = SourceContext(source, "post.py")
+    kinds = [
+        (site.kind, " ".join(ctx.code(site.node).split())) for site in RECOGNISERS["retry-bound"].sites(ctx)
+    ]
+    assert kinds == [("limit-check", "tries >= max_tries"), ("counter-step", "tries += 1")]
+    assert {"limit-check"} <= set(OFF_BY_ONE_KINDS) and {"counter-step"} <= set(UNBOUNDED_KINDS)

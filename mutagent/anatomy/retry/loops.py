@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.evidence import Evidence, Source
 from mutagent.anatomy.retry.classification import is_status_comparison
 from mutagent.anatomy.retry.waits import is_sleep_like
 from mutagent.anatomy.syntax import (
@@ -134,6 +135,45 @@ def is_retry_loop(ctx: SourceContext, loop: cst.CSTNode) -> bool:
             )
         )
     return cache[id(loop)]
+
+
+def retry_loop_evidence(
+    ctx: SourceContext, loop: cst.For | cst.While
+) -> tuple[list[Evidence], list[Evidence]]:
+    """(present, missing): the parts of :func:`is_retry_loop`'s verdict on ``loop``, each as
+    evidence. A retry loop needs the first two and one of the last three."""
+    line = ctx.position(loop).start.line
+    present: list[Evidence] = []
+    missing: list[Evidence] = []
+
+    def weigh(holds: bool, source: Source, yes: str, no: str) -> None:
+        (present if holds else missing).append(
+            Evidence(source, f"the loop at line {line} {yes if holds else no}")
+        )
+
+    if isinstance(loop, cst.For):
+        weigh(
+            _iterates_attempts(ctx, loop),
+            Source.STRUCTURE,
+            "iterates a count, a delay schedule or a retry object, as a retry loop does",
+            "iterates data (no count, delay schedule or retry object)",
+        )
+    weigh(
+        _handles_failure(ctx, loop),
+        Source.STRUCTURE,
+        "handles a failure (except, status check or retry predicate)",
+        "handles no failure (no except, status check or retry predicate)",
+    )
+    weigh(_named_like_retry(ctx, loop), Source.NAMES, "is named for attempts", "names no attempts")
+    sleeps = any(is_sleep_like(ctx, c) for c in own(ctx, loop, m.Call()))
+    weigh(sleeps, Source.NAMES, "waits before going round again", "never waits before going round again")
+    weigh(
+        _outer_loop_of_retry_helper(ctx, loop),
+        Source.NAMES,
+        "is the outer loop of a function named like a retry helper",
+        "is not the outer loop of a retry helper",
+    )
+    return present, missing
 
 
 def retry_loops(ctx: SourceContext) -> list[cst.For | cst.While]:

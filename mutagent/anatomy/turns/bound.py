@@ -107,7 +107,7 @@ def _site(ctx: SourceContext, bound: TurnBound, turn_loop: TurnLoop | None) -> S
         present.append(Evidence(Source.STRUCTURE, f"raises {bound.raises} once the limit is reached"))
     elif turn_loop is not None:
         missing.append(Evidence(Source.STRUCTURE, "no limit error raised at the bound: the loop just ends"))
-    return Site(ROLE, bound.node, bound, tuple(present), tuple(missing))
+    return Site(ROLE, bound.kind, bound.node, bound, tuple(present), tuple(missing))
 
 
 def turn_bound_sites(ctx: SourceContext) -> list[Site[TurnBound]]:
