@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from mutagent.anatomy.dominance import decided_earlier
-from mutagent.anatomy.retry.bound import RETRY_BOUND, RetryBound
+from mutagent.anatomy.retry.bound import OFF_BY_ONE_KINDS, RETRY_BOUND, RetryBound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import plus_one
@@ -88,6 +88,7 @@ def _limit_check(ctx: SourceContext, comparison: cst.Comparison, bound: RetryBou
 class RetryBoundOffByOne(Operator):
     name = "retry-bound-off-by-one"
     roles = ("retry-bound",)
+    role_kinds = OFF_BY_ONE_KINDS
     description = "The attempt limit of a retry loop is shifted by one."
     failure = (
         "The agent makes one attempt more (or fewer) than configured: an extra paid request against a "

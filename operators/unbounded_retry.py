@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from mutagent.anatomy.retry.bound import RETRY_BOUND
+from mutagent.anatomy.retry.bound import RETRY_BOUND, UNBOUNDED_KINDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -45,6 +45,7 @@ def _library_stop(node: cst.CSTNode, what: str) -> Mutation:
 class UnboundedRetry(Operator):
     name = "unbounded-retry"
     roles = ("retry-bound",)
+    role_kinds = UNBOUNDED_KINDS
     description = "A retry loop never gives up: its attempt counter no longer advances."
     failure = (
         "The agent retries a call that will never succeed forever instead of failing after a bounded "

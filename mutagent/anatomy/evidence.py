@@ -148,15 +148,17 @@ class RoleRecogniser(abc.ABC):
         ]
 
     def near_misses(self, ctx: SourceContext, limit: int = 3) -> list[Candidate]:
-        """Candidates that are not sites but have some evidence for them, most evidence first:
-        what ``mutagent map`` shows under a role it did not find."""
+        """Candidates that are not sites but have evidence for them beyond their place in the code
+        (names, data flow, call graph or SDK types: a comparison inside an ``if`` is no near miss by
+        that alone), most evidence first: what ``mutagent map --explain`` shows under a role it
+        did not find."""
         sites = {(id(s.node), s.kind) for s in self.sites(ctx)}
         found = [
             self.candidate(ctx, node, kind)
             for node, kind in self.considered(ctx)
             if (id(node), kind) not in sites
         ]
-        found = [c for c in found if c.present]
+        found = [c for c in found if any(e.source is not Source.STRUCTURE for e in c.present)]
         found.sort(key=lambda c: (-len(c.present), ctx.position(c.node).start.line))
         return found[:limit]
 

@@ -61,6 +61,8 @@ class Operator(abc.ABC):
     #: those recognisers why a line is or is not a site; an operator without roles is explained by
     #: its mutants only.
     roles: ClassVar[tuple[str, ...]] = ()
+    #: The kinds of its roles' sites it rewrites (``("limit-check", "attempt-range")``); empty: all.
+    role_kinds: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

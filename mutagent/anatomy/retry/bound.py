@@ -404,7 +404,7 @@ def _limit_check(ctx: SourceContext, comparison: cst.Comparison, readings: tuple
         present.append(Evidence(Source.NAMES, f"names attempts: {', '.join(names)}"))
     else:
         present.append(Evidence(Source.DATA_FLOW, "compares the variable of the retry loop around it"))
-    present.append(Evidence(Source.STRUCTURE, f"decides another attempt: {_decision(ctx, comparison)[1]}"))
+    present.append(Evidence(Source.STRUCTURE, f"decides: {_decision(ctx, comparison)[1]}"))
     if in_retry_path(ctx, comparison):
         present += _path_evidence(ctx, comparison)[0]
     else:
@@ -562,7 +562,9 @@ def _weigh_comparison(
     else:
         present.append(Evidence(Source.NAMES, "names an attempt count or the retry loop's variable"))
     decides, where = _decision(ctx, comparison)
-    (present if decides else missing).append(Evidence(Source.STRUCTURE, f"decides another attempt: {where}"))
+    (present if decides else missing).append(
+        Evidence(Source.STRUCTURE, f"decides: {where}" if decides else f"decides nothing: {where}")
+    )
     if _retry_counter_outside_loop(ctx, comparison) and not in_retry_path(ctx, comparison):
         present.append(Evidence(Source.NAMES, "a retry counter compared where the retry is a recursive call"))
     else:
@@ -592,19 +594,45 @@ def _weigh_loop(ctx: SourceContext, node: cst.CSTNode, kind: str) -> tuple[list[
     ]
 
 
+def _stateful_miss(ctx: SourceContext, node: cst.CSTNode, kind: str) -> Evidence:
+    """Why a step or an if test of a retry helper (outside any loop) is no stateful give-up: the
+    first of :func:`_stateful_give_ups`' conditions it fails."""
+    if kind == "counter-step":
+        return Evidence(
+            Source.DATA_FLOW, "no give-up check of its function that ends the retrying compares it"
+        )
+    branch = ctx.parent(node)
+    function = enclosing_scope(ctx, branch)
+    comparisons = ctx.descendants(node, _ORDERING)
+    if not isinstance(function, cst.FunctionDef) or not comparisons:
+        return Evidence(Source.STRUCTURE, "the test orders nothing (no <, <=, >, >=) in a function")
+    if any(is_status_comparison(ctx, c) for c in comparisons):
+        return Evidence(Source.NAMES, "the test checks a status (retry classification)")
+    if any(_against_first_attempts(c) for c in comparisons):
+        return Evidence(Source.NAMES, "the test compares with 0 or 1: 'is this a retry at all?', no limit")
+    if not any(_limit_names(ctx, c) for c in comparisons):
+        return Evidence(Source.NAMES, "the test names no attempt count or time budget")
+    if not _gives_up(ctx, branch.body):
+        return Evidence(
+            Source.STRUCTURE, "the branch neither raises nor returns nothing: it does not give up"
+        )
+    if _count_from_caller(ctx, node, function):
+        return Evidence(
+            Source.DATA_FLOW,
+            f"the count is a parameter of {function.name.value}(): the caller's loop steps it (its site)",
+        )
+    return Evidence(
+        Source.DATA_FLOW, "the counter it compares is stepped in its function: the steps are the sites"
+    )
+
+
 def _weigh_in_loop(ctx: SourceContext, node: cst.CSTNode, kind: str) -> tuple[list[Evidence], list[Evidence]]:
     """A counter step, a while test or a give-up test that is no site."""
     loop = innermost_loop(ctx, node) if kind != "loop-test" else ctx.parent(node)
     if loop is None:
         present, missing = _path_evidence(ctx, node)
         if not missing:
-            missing.append(
-                Evidence(
-                    Source.DATA_FLOW,
-                    "no give-up check of this retry helper leaves on an attempt count it steps "
-                    "(or the count is a parameter, the caller's loop steps it)",
-                )
-            )
+            missing.append(_stateful_miss(ctx, node, kind))
         return present, missing
     present, missing = retry_loop_evidence(ctx, loop)
     if not is_retry_loop(ctx, loop):

@@ -158,7 +158,7 @@ def _loop_verdict(ctx: SourceContext, loop: cst.For | cst.While) -> tuple[list[E
     line = _line(ctx, loop)
     turn_loop = next((t for t in turn_loops(ctx) if t.loop is loop), None)
     if turn_loop is not None:
-        return [Evidence(Source.STRUCTURE, f"inside the turn loop at line {line}")], []
+        return [Evidence(Source.STRUCTURE, f"the loop at line {line} is a turn loop")], []
     if is_retry_loop(ctx, loop):
         return [], [
             Evidence(Source.STRUCTURE, f"the loop at line {line} is a retry loop (the retry family's)")
