@@ -17,61 +17,7 @@ import libcst.matchers as m
 
 from mutagent.mutation.context import SourceContext
 
-
-def identifiers_in(ctx: SourceContext, node: cst.CSTNode) -> list[str]:
-    """Every name a reader sees in ``node``: plain names and attribute names."""
-    return [n.value for n in ctx.descendants(node, m.Name())]
-
-
-SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-LOOPS = (cst.For, cst.While)
-
-
-def own(ctx: SourceContext, loop: cst.For | cst.While, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
-    """Nodes of ``loop``'s body matching ``matcher``, leaving out nested loops, functions and classes:
-    what the loop itself does on each pass."""
-    found = []
-    for node in ctx.descendants(loop.body, matcher):
-        for ancestor in ctx.ancestors(node):
-            if ancestor is loop:
-                found.append(node)
-                break
-            if isinstance(ancestor, SCOPES + LOOPS):
-                break
-    return found
-
-
-def innermost_loop(ctx: SourceContext, node: cst.CSTNode) -> cst.For | cst.While | None:
-    """The loop ``node`` runs in, within its own function (a nested def starts afresh)."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, LOOPS):
-            return ancestor
-        if isinstance(ancestor, SCOPES):
-            return None
-    return None
-
-
-def enclosing_scope(ctx: SourceContext, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The innermost function, lambda or class around ``node``."""
-    return ctx.enclosing(node, SCOPES)
-
-
-def ancestors_within(ctx: SourceContext, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is stop:
-            return
-        yield ancestor
-
-
-def loop_variables(loop: cst.CSTNode) -> set[str]:
-    """Names bound by a ``for`` loop's target (``attempt``, or ``attempt, delay``)."""
-    if not isinstance(loop, cst.For):
-        return set()
-    target = loop.target
-    elements = [el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-    return {el.value for el in elements if isinstance(el, cst.Name)}
+# -- names and literals ----------------------------------------------------------------------------
 
 
 def string_value(node: cst.CSTNode | None) -> str | None:
@@ -136,6 +82,30 @@ def attribute_chain(expr: cst.CSTNode) -> list[str]:
             return names[::-1]
 
 
+def final_name(node: cst.CSTNode) -> str | None:
+    """The name a reader calls a callee or value by: ``self.tools.get`` -> ``get``."""
+    if isinstance(node, cst.Await):
+        node = node.expression
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def final_name_or_key(expr: cst.BaseExpression) -> str | None:
+    """``call["input"]`` -> ``input``; ``tc.function.name`` -> ``name``; ``get_name()`` -> ``get_name``."""
+    if (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
+        return string_value(expr.slice[0].slice.value)
+    return final_name(expr)
+
+
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -143,15 +113,38 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return None
 
 
+def parameters(func: cst.FunctionDef | None) -> set[str]:
+    if func is None:
+        return set()
+    params = func.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            every.append(star)
+    return {param.name.value for param in every}
+
+
 def is_literal(node: cst.CSTNode, *values: str) -> bool:
     """``None``/``True``/``False`` spelled as one of ``values``."""
     return isinstance(node, cst.Name) and node.value in values
+
+
+def is_constant(node: cst.CSTNode) -> bool:
+    """A constant whose value no tool outcome can change."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, cst.UnaryOperation):
+        return is_constant(node.expression)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary))
 
 
 def is_number(node: cst.CSTNode, value: float | None = None) -> bool:
     if isinstance(node, (cst.Integer, cst.Float)):
         return value is None or ast.literal_eval(node.value) == value
     return False
+
+
+# -- conditions ------------------------------------------------------------------------------------
 
 
 def condition_leaves(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -161,6 +154,13 @@ def condition_leaves(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield from condition_leaves(test.right)
     else:
         yield test
+
+
+def boolean_nodes(test: cst.BaseExpression) -> Iterator[cst.BooleanOperation]:
+    if isinstance(test, cst.BooleanOperation):
+        yield test
+        yield from boolean_nodes(test.left)
+        yield from boolean_nodes(test.right)
 
 
 def condition_sites(
@@ -182,27 +182,11 @@ def condition_sites(
     return hits
 
 
-def boolean_nodes(test: cst.BaseExpression) -> Iterator[cst.BooleanOperation]:
-    if isinstance(test, cst.BooleanOperation):
-        yield test
-        yield from boolean_nodes(test.left)
-        yield from boolean_nodes(test.right)
-
-
 def negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """``x`` for ``not x``."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return test.expression
     return None
-
-
-def caught_classes(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[cst.BaseExpression]:
-    """The classes an ``except`` clause names: ``except (A, B)`` -> ``[A, B]``, ``except A`` ->
-    ``[A]``, a bare ``except:`` -> ``[]``."""
-    caught = handler.type
-    if caught is None:
-        return []
-    return [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
 
 
 def single_comparison(
@@ -246,6 +230,18 @@ def presence_of(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def caught_classes(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[cst.BaseExpression]:
+    """The classes an ``except`` clause names: ``except (A, B)`` -> ``[A, B]``, ``except A`` ->
+    ``[A]``, a bare ``except:`` -> ``[]``."""
+    caught = handler.type
+    if caught is None:
+        return []
+    return [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+
+
+# -- statements and walking ------------------------------------------------------------------------
+
+
 def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
     """The statements of a block, small statements of a one-line suite included."""
     if isinstance(block, cst.SimpleStatementSuite):
@@ -257,39 +253,6 @@ def statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallSt
         else:
             flat.append(statement)
     return flat
-
-
-def parameters(func: cst.FunctionDef | None) -> set[str]:
-    if func is None:
-        return set()
-    params = func.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            every.append(star)
-    return {param.name.value for param in every}
-
-
-def final_name(node: cst.CSTNode) -> str | None:
-    """The name a reader calls a callee or value by: ``self.tools.get`` -> ``get``."""
-    if isinstance(node, cst.Await):
-        node = node.expression
-    if isinstance(node, cst.Call):
-        node = node.func
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
-
-
-def is_constant(node: cst.CSTNode) -> bool:
-    """A constant whose value no tool outcome can change."""
-    if isinstance(node, cst.Name):
-        return node.value in ("None", "True", "False")
-    if isinstance(node, cst.UnaryOperation):
-        return is_constant(node.expression)
-    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary))
 
 
 _SKIPPED_FIELDS = frozenset(
@@ -340,12 +303,59 @@ def names_in(node: cst.CSTNode) -> Iterable[cst.Name]:
     return (n for n in walk(node) if isinstance(n, cst.Name))
 
 
-def final_name_or_key(expr: cst.BaseExpression) -> str | None:
-    """``call["input"]`` -> ``input``; ``tc.function.name`` -> ``name``; ``get_name()`` -> ``get_name``."""
-    if (
-        isinstance(expr, cst.Subscript)
-        and len(expr.slice) == 1
-        and isinstance(expr.slice[0].slice, cst.Index)
-    ):
-        return string_value(expr.slice[0].slice.value)
-    return final_name(expr)
+def identifiers_in(ctx: SourceContext, node: cst.CSTNode) -> list[str]:
+    """Every name a reader sees in ``node``: plain names and attribute names."""
+    return [n.value for n in ctx.descendants(node, m.Name())]
+
+
+# -- scopes and loops ------------------------------------------------------------------------------
+
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+LOOPS = (cst.For, cst.While)
+
+
+def own(ctx: SourceContext, loop: cst.For | cst.While, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
+    """Nodes of ``loop``'s body matching ``matcher``, leaving out nested loops, functions and classes:
+    what the loop itself does on each pass."""
+    found = []
+    for node in ctx.descendants(loop.body, matcher):
+        for ancestor in ctx.ancestors(node):
+            if ancestor is loop:
+                found.append(node)
+                break
+            if isinstance(ancestor, SCOPES + LOOPS):
+                break
+    return found
+
+
+def innermost_loop(ctx: SourceContext, node: cst.CSTNode) -> cst.For | cst.While | None:
+    """The loop ``node`` runs in, within its own function (a nested def starts afresh)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, LOOPS):
+            return ancestor
+        if isinstance(ancestor, SCOPES):
+            return None
+    return None
+
+
+def enclosing_scope(ctx: SourceContext, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The innermost function, lambda or class around ``node``."""
+    return ctx.enclosing(node, SCOPES)
+
+
+def ancestors_within(ctx: SourceContext, node: cst.CSTNode, stop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is stop:
+            return
+        yield ancestor
+
+
+def loop_variables(loop: cst.CSTNode) -> set[str]:
+    """Names bound by a ``for`` loop's target (``attempt``, or ``attempt, delay``)."""
+    if not isinstance(loop, cst.For):
+        return set()
+    target = loop.target
+    elements = [el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return {el.value for el in elements if isinstance(el, cst.Name)}
