@@ -13,26 +13,24 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import tokens, word_list
-from mutagent.mutation.context import SourceContext
-from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    FALSE,
-    TRUE,
-    bound_values,
+from mutagent.anatomy.dataflow import bound_values
+from mutagent.anatomy.exits import fails, raised_names
+from mutagent.anatomy.streams.clients import is_model_call
+from mutagent.anatomy.streams.release import streaming_producer
+from mutagent.anatomy.syntax import (
     condition_leaves,
     condition_sites,
-    fails,
     is_literal,
-    is_model_call,
     leaf_name,
     negated,
     parameters,
-    raised_names,
     root_name,
     single_comparison,
-    streaming_producer,
 )
+from mutagent.anatomy.vocabulary import tokens, word_list
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from mutagent.mutation.rewrite import FALSE, TRUE
 
 #: Fields only a model response has (OpenAI ``choices``/``tool_calls``/``output_text``, Gemini
 #: ``candidates``, Anthropic tool ``tool_use`` blocks, LangChain ``generations``).

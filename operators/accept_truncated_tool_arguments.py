@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.syntax import caught_classes, leaf_name, statements, string_value
 from mutagent.anatomy.vocabulary import DECODE_ERROR_CATCHERS, JSON_PARSERS, PYDANTIC_JSON_PARSERS, word_list
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import caught_classes, leaf_name, statements, string_value
 
 #: Words of the text being parsed, or of what it is parsed into, that make it tool arguments
 #: (OpenAI ``function.arguments``, Anthropic ``input_json_delta.partial_json``, ``tool_input``).

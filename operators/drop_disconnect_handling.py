@@ -16,16 +16,12 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee
 from mutagent.anatomy.hierarchy import subclass_kept
+from mutagent.anatomy.streams.clients import transport_error_name
+from mutagent.anatomy.streams.context import guards_something_else, model_context, reads_stream
+from mutagent.anatomy.syntax import caught_classes
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    caught_classes,
-    guards_something_else,
-    model_context,
-    reads_stream,
-    transport_error_name,
-    without_element,
-)
+from mutagent.mutation.rewrite import without_element
 
 #: What a handler that lost its only type catches instead: the empty tuple, which compiles in
 #: every Python version, never matches any exception, and reads as "catches nothing" in a diff

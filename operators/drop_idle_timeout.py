@@ -13,23 +13,19 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.dataflow import bound_values
+from mutagent.anatomy.exits import fails
+from mutagent.anatomy.streams.clients import (
+    is_client_constructor,
+    is_http_call,
+    is_model_call,
+    qualified_leaf,
+)
+from mutagent.anatomy.streams.context import model_context, reads_stream
+from mutagent.anatomy.syntax import attribute_chain, is_literal, keyword, leaf_name
 from mutagent.anatomy.vocabulary import ASYNC_LIMITS, SDK_PACKAGES, tokens
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    attribute_chain,
-    bound_values,
-    fails,
-    is_client_constructor,
-    is_http_call,
-    is_literal,
-    is_model_call,
-    keyword,
-    leaf_name,
-    model_context,
-    qualified_leaf,
-    reads_stream,
-)
 
 NONE = cst.Name("None")
 INFINITY = cst.parse_expression('float("inf")')

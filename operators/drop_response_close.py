@@ -21,18 +21,13 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.dataflow import bound_values
+from mutagent.anatomy.streams.clients import is_http_call, qualified_leaf
+from mutagent.anatomy.streams.context import builds_streaming_object, model_context
+from mutagent.anatomy.streams.release import is_stream_value, streaming_producer
+from mutagent.anatomy.syntax import caught_classes
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    bound_values,
-    builds_streaming_object,
-    caught_classes,
-    is_http_call,
-    is_stream_value,
-    model_context,
-    qualified_leaf,
-    streaming_producer,
-)
 
 #: ``contextlib.nullcontext(x)`` enters nothing and exits nothing: wrapping what the real context
 #: manager's ``__enter__``/``__aenter__`` returned keeps the body working on the same object

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.syntax import attribute_chain, is_number, keyword
 from mutagent.anatomy.vocabulary import SDK_PACKAGES
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import attribute_chain, is_number, keyword, without_arg
+from mutagent.mutation.rewrite import without_arg
 
 
 class EnableSdkRetries(Operator):

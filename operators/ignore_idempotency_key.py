@@ -30,6 +30,13 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.agent_code import agent_code
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.retry.loops import retry_loops
+from mutagent.anatomy.syntax import final_name, is_constant, string_value, walk
+from mutagent.anatomy.tools.context import in_tool_context
+from mutagent.anatomy.tools.guards import branches, force, guard_of, guard_operands, refusal_level
+from mutagent.anatomy.tools.invocation import invokes_tool
 from mutagent.anatomy.vocabulary import (
     DONE_WORDS,
     HASHERS,
@@ -45,30 +52,14 @@ from mutagent.anatomy.vocabulary import (
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import retry_loops
-from operators._tools import (
-    agent_code,
-    branches,
-    final_name,
-    force,
-    guard_of,
-    guard_operands,
-    in_tool_context,
-    invokes_tool,
-    is_literal,
-    local_values,
-    refusal_level,
-    string_value,
-    walk,
-    without,
-)
+from mutagent.mutation.rewrite import without
 
 _DUMPS = frozenset("json.dumps simplejson.dumps".split())
 
 
 def _keyed(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
     """A key of a call: named for a key, and not one built from the tool alone (see below)."""
-    return not is_literal(expr) and bool(node_words(ctx, expr) & KEY_WORDS) and not _keys_the_tool(ctx, expr)
+    return not is_constant(expr) and bool(node_words(ctx, expr) & KEY_WORDS) and not _keys_the_tool(ctx, expr)
 
 
 def _keys_the_tool(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
@@ -79,7 +70,7 @@ def _keys_the_tool(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
 
     def names_the_tool(value: cst.BaseExpression) -> bool:
         parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        return all(is_literal(p) or (isinstance(p, cst.Name) and words(p.value) & TOOL_NOUNS) for p in parts)
+        return all(is_constant(p) or (isinstance(p, cst.Name) and words(p.value) & TOOL_NOUNS) for p in parts)
 
     return bool(values) and all(names_the_tool(value) for value in values)
 
@@ -95,7 +86,7 @@ def _cache_of(
         target = operand.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)) and _keyed(ctx, operand.left):
             return target.comparator if node_words(ctx, target.comparator) & DONE_WORDS else None
-        if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_literal(target.comparator):
+        if isinstance(target.operator, (cst.Is, cst.IsNot)) and is_constant(target.comparator):
             operand = operand.left
     if isinstance(operand, cst.Name):
         if operand.value in seen:

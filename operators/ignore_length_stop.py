@@ -13,6 +13,9 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.exits import fails
+from mutagent.anatomy.streams.stop_reasons import is_bare_reason_name, is_reason_field
+from mutagent.anatomy.syntax import leaf_name, string_value
 from mutagent.anatomy.vocabulary import (
     LENGTH_ENUM_MEMBERS,
     LENGTH_MARKERS,
@@ -22,16 +25,7 @@ from mutagent.anatomy.vocabulary import (
 )
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    FALSE,
-    TRUE,
-    fails,
-    is_bare_reason_name,
-    is_reason_field,
-    leaf_name,
-    string_value,
-    without_element,
-)
+from mutagent.mutation.rewrite import FALSE, TRUE, without_element
 
 _POSITIVE = (cst.Equal, cst.Is)
 _NEGATIVE = (cst.NotEqual, cst.IsNot)

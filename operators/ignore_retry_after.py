@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.retry.loops import in_retry_decision
 from mutagent.anatomy.vocabulary import (
     CARRIED_SOURCE_WORDS,
     CARRIED_WAIT_WORDS,
@@ -28,7 +29,6 @@ from mutagent.anatomy.vocabulary import (
 )
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import in_retry_decision
 
 HEADERS = RETRY_AFTER_HEADERS
 

@@ -14,10 +14,18 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import ACCUMULATOR_WORDS, HISTORY_WORDS, PARTIAL_WORDS, ROLLBACK_VERBS
+from mutagent.anatomy.retry.loops import in_retry_path, is_retry_loop
+from mutagent.anatomy.syntax import innermost_loop
+from mutagent.anatomy.vocabulary import (
+    ACCUMULATOR_WORDS,
+    HISTORY_WORDS,
+    PARTIAL_WORDS,
+    ROLLBACK_VERBS,
+    identifier,
+    words,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import identifier, in_retry_path, innermost_loop, is_retry_loop, words
 
 _LAST = m.Integer("-1") | m.UnaryOperation(operator=m.Minus(), expression=m.Integer("1"))
 _OPEN_SLICE = m.Slice(upper=None, lower=m.DoNotCare())

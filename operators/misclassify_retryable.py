@@ -15,35 +15,28 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.hierarchy import subclass_kept
+from mutagent.anatomy.retry.classification import error_kind, exception_verdict, is_status_comparison
+from mutagent.anatomy.retry.loops import in_retry_decision, is_retry_loop, retry_library
+from mutagent.anatomy.syntax import caught_classes, innermost_loop
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
     CLASSIFIED_DELAY_WORDS,
     ERROR_TYPE_WORDS,
+    FATAL_EXAMPLE,
     RETRY_OVERRIDE_HEADERS,
     VERDICT_WORDS,
+    http_status,
+    identifier,
+    is_count_name,
+    is_fatal_name,
+    is_retry_name,
+    is_retryable_status,
+    is_status_name,
+    words,
 )
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import (
-    FATAL_EXAMPLE,
-    error_kind,
-    exception_verdict,
-    http_status,
-    identifier,
-    in_retry_decision,
-    innermost_loop,
-    is_count_name,
-    is_fatal_name,
-    is_retry_loop,
-    is_retry_name,
-    is_retryable_status,
-    is_status_comparison,
-    is_status_name,
-    retry_library,
-    words,
-)
-from operators._streams import caught_classes
 
 _COLLECTION = m.Set() | m.Tuple() | m.List()
 #: Calls a collection passes through on its way to its name: ``frozenset({...})``, ``Field(default=...)``.
@@ -402,7 +395,7 @@ def _sends_or_decides(ctx: SourceContext, attempt: cst.Try, loop: cst.CSTNode | 
     path, or around a request being sent (a model or HTTP call), whose caller may retry it. A
     ``try`` that only reads an already open stream converts errors nobody retries (a half-read
     stream cannot be replayed)."""
-    from operators._streams import is_http_call, is_model_call
+    from mutagent.anatomy.streams.clients import is_http_call, is_model_call
 
     if in_retry_decision(ctx, attempt) or (loop is not None and is_retry_loop(ctx, loop)):
         return True

@@ -20,9 +20,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.tools.results import tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import atom, tool_results
+from mutagent.mutation.rewrite import atom
 
 
 class MismatchToolCallId(Operator):

@@ -13,24 +13,23 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import STREAM_EVENT_WORDS, tokens, word_list
-from mutagent.mutation.context import SourceContext
-from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    FALSE,
+from mutagent.anatomy.exits import exits_early
+from mutagent.anatomy.streams.context import handles_stream_events
+from mutagent.anatomy.streams.stop_check import is_stop_flag
+from mutagent.anatomy.streams.stop_reasons import is_reason_field, is_stop_reason
+from mutagent.anatomy.syntax import (
     condition_sites,
-    exits_early,
-    handles_stream_events,
     is_literal,
-    is_reason_field,
-    is_stop_flag,
-    is_stop_reason,
     leaf_name,
     negated,
     presence_of,
     root_name,
     single_comparison,
 )
+from mutagent.anatomy.vocabulary import STREAM_EVENT_WORDS, tokens, word_list
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from mutagent.mutation.rewrite import FALSE
 
 #: Words of a state meaning "no longer accepts events".
 CLOSED_WORDS = frozenset(

@@ -4,6 +4,10 @@
 differ in cost, in latency and in whether the last failure reaches the user. A suite whose fake
 server fails "enough" times and then succeeds passes either way; only a test that counts the
 requests of a call that keeps failing (or succeeds exactly on the last allowed attempt) decides.
+
+The limits are the anatomy's retry-bound role (:mod:`mutagent.anatomy.retry.bound`: limit checks,
+the ``range(...)`` of a retry loop without one, tenacity's ``stop_after_attempt(n)`` and backoff's
+``max_tries=n``); this module shifts each by one and says what that does.
 """
 
 from __future__ import annotations
@@ -11,25 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-import libcst.matchers as m
 
 from mutagent.anatomy.dominance import decided_earlier
-from mutagent.anatomy.vocabulary import ATTEMPT_LIMIT_WORDS, COUNTDOWN_WORDS
+from mutagent.anatomy.retry.bound import OFF_BY_ONE_KINDS, RETRY_BOUND, RetryBound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import (
-    control_flow_exits,
-    identifiers_in,
-    in_retry_path,
-    innermost_loop,
-    is_count_name,
-    is_retry_loop,
-    is_status_comparison,
-    loop_variables,
-    plus_one,
-    retry_library,
-    words,
-)
+from mutagent.mutation.rewrite import plus_one
 
 _SHIFTED: dict[type, type] = {
     cst.LessThan: cst.LessThanEqual,
@@ -38,58 +29,6 @@ _SHIFTED: dict[type, type] = {
     cst.GreaterThanEqual: cst.GreaterThan,
 }
 _SYMBOL = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
-_RANGE = m.Call(func=m.Name("range"), args=[m.AtLeastN(n=1)])
-
-
-def _decides(ctx: SourceContext, comparison: cst.Comparison) -> bool:
-    """The comparison decides whether another attempt happens: a retry loop's ``while`` test, an
-    ``if`` that raises/returns/breaks/continues, or a predicate's ``return``."""
-    previous: cst.CSTNode = comparison
-    for ancestor in ctx.ancestors(comparison):
-        if isinstance(ancestor, cst.While) and previous is ancestor.test:
-            return is_retry_loop(ctx, ancestor)
-        if isinstance(ancestor, cst.If) and previous is ancestor.test:
-            return (
-                control_flow_exits(ctx, ancestor.body)
-                or _raises_for_status(ctx, ancestor.body)
-                or (ancestor.orelse is not None and control_flow_exits(ctx, ancestor.orelse))
-            )
-        if isinstance(ancestor, cst.Return):
-            return True
-        if not isinstance(ancestor, cst.BaseExpression):
-            return False
-        previous = ancestor
-    return False
-
-
-def _raises_for_status(ctx: SourceContext, body: cst.BaseSuite) -> bool:
-    """``if tries >= MAX_TRIES: resp.raise_for_status()``: the httpx/requests way of giving up
-    (the call raises the HTTP error the loop was retrying)."""
-    return bool(ctx.descendants(body, m.Call(func=m.Attribute(attr=m.Name("raise_for_status")))))
-
-
-def _counts_attempts(ctx: SourceContext, comparison: cst.Comparison) -> bool:
-    """An attempt counter or limit takes part (``attempt``, ``max_retries``, ``retries_left``, or
-    the variable of the retry loop around it); statuses, delays and ``None`` checks do not."""
-    if is_status_comparison(ctx, comparison):
-        return False
-    names = set(identifiers_in(ctx, comparison))
-    if "None" in names or any(
-        isinstance(n, (cst.SimpleString, cst.Float))
-        for n in ctx.descendants(comparison, m.SimpleString() | m.Float())
-    ):
-        return False
-    loop = innermost_loop(ctx, comparison)
-    if loop is not None and is_retry_loop(ctx, loop) and names & loop_variables(loop):
-        return True
-    return any(is_count_name(name) for name in names)
-
-
-def _retry_counter_outside_loop(ctx: SourceContext, comparison: cst.Comparison) -> bool:
-    """``self.retries >= self.max_retries`` decides a retry even where the retry is a recursive call."""
-    return any(
-        is_count_name(n) and {"retries", "retry"} & set(words(n)) for n in identifiers_in(ctx, comparison)
-    )
 
 
 def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str, int, type | None]]:
@@ -113,42 +52,6 @@ def _shift(comparison: cst.Comparison) -> Iterator[tuple[cst.Comparison, str, in
         yield comparison.with_changes(comparisons=targets), change, i, new_type
 
 
-_MIRROR = {cst.LessThan: ">", cst.LessThanEqual: ">=", cst.GreaterThan: "<", cst.GreaterThanEqual: "<="}
-
-
-def _small_literal(node: cst.CSTNode) -> int | None:
-    if isinstance(node, cst.Integer) and int(node.value, 0) in (0, 1):
-        return int(node.value, 0)
-    return None
-
-
-def _against_zero_or_one(
-    ctx: SourceContext, comparison: cst.Comparison, index: int
-) -> tuple[str, cst.BaseExpression, int, str] | None:
-    """(``"limit"``/``"counter"``, the named operand, the literal, the operator read with the
-    name on the left) when the ``index``-th test compares an attempt name with 0 or 1."""
-    left = comparison.left if index == 0 else comparison.comparisons[index - 1].comparator
-    right = comparison.comparisons[index].comparator
-    operator = comparison.comparisons[index].operator
-    if type(operator) not in _SYMBOL:
-        return None
-    for named, literal, symbol in (
-        (left, right, _SYMBOL[type(operator)]),
-        (right, left, _MIRROR[type(operator)]),
-    ):
-        value = _small_literal(literal)
-        if value is None or _small_literal(named) is not None:
-            continue
-        names = [n for n in identifiers_in(ctx, named) if is_count_name(n)]
-        if not names:
-            return None
-        parts = {w for n in names for w in words(n)}
-        if parts & COUNTDOWN_WORDS:
-            return None
-        return ("limit" if parts & ATTEMPT_LIMIT_WORDS else "counter"), named, value, symbol
-    return None
-
-
 def _enabled_label(
     ctx: SourceContext, named: cst.BaseExpression, value: int, symbol: str, change: str
 ) -> str:
@@ -162,20 +65,30 @@ def _enabled_label(
     return f"retries-enabled check shifted by one ({change}): {name} == {value} now reads as retries {state}"
 
 
-def _library_bound(ctx: SourceContext, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
-    """tenacity's ``stop_after_attempt(n)`` and backoff's ``max_tries=n``."""
-    library = retry_library(ctx, call)
-    if library == "tenacity" and any(q.endswith("stop_after_attempt") for q in ctx.qualified_names(call)):
-        if call.args:
-            yield call.args[0].value, "stop_after_attempt"
-    elif library == "backoff":
-        for arg in call.args:
-            if arg.keyword and arg.keyword.value == "max_tries" and not m.matches(arg.value, m.Name("None")):
-                yield arg.value, "max_tries"
+def _limit_check(ctx: SourceContext, comparison: cst.Comparison, bound: RetryBound) -> Iterator[Mutation]:
+    for replacement, change, index, new_type in _shift(comparison):
+        reading = bound.readings[index]
+        if reading.kind == "first-attempt":
+            # ``failed_attempts <= 0``, ``attempt > 1``: "did anything fail?", "is this a retry?" --
+            # accounting and first-attempt tests, not an attempt limit.
+            continue
+        equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
+        if reading.kind == "enabled-check":
+            # ``max_retries > 0`` asks "are retries enabled?", it bounds no attempt: no live mutant.
+            # Listed only where the shift is provably equivalent, so the report says why that
+            # predicate has no mutant to kill.
+            if equivalent is None:
+                continue
+            description = _enabled_label(ctx, reading.named, reading.value, reading.symbol, change)
+        else:
+            description = f"attempt limit shifted by one ({change})"
+        yield Mutation(comparison, replacement, description, equivalent=equivalent)
 
 
 class RetryBoundOffByOne(Operator):
     name = "retry-bound-off-by-one"
+    roles = ("retry-bound",)
+    role_kinds = OFF_BY_ONE_KINDS
     description = "The attempt limit of a retry loop is shifted by one."
     failure = (
         "The agent makes one attempt more (or fewer) than configured: an extra paid request against a "
@@ -388,35 +301,11 @@ class RetryBoundOffByOne(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        checked_loops = set()
-        for comparison in ctx.findall(m.Comparison()):
-            if not _counts_attempts(ctx, comparison) or not _decides(ctx, comparison):
-                continue
-            if in_retry_path(ctx, comparison) or _retry_counter_outside_loop(ctx, comparison):
-                checked_loops.add(id(innermost_loop(ctx, comparison)))
-                for replacement, change, index, new_type in _shift(comparison):
-                    against = _against_zero_or_one(ctx, comparison, index)
-                    if against is not None and against[0] == "counter":
-                        # ``failed_attempts <= 0``, ``attempt > 1``: "did anything fail?", "is this
-                        # a retry?" -- accounting and first-attempt tests, not an attempt limit.
-                        continue
-                    equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
-                    if against is not None:
-                        # ``max_retries > 0`` asks "are retries enabled?", it bounds no attempt:
-                        # no live mutant. Listed only where the shift is provably equivalent, so
-                        # the report says why that predicate has no mutant to kill.
-                        if equivalent is None:
-                            continue
-                        description = _enabled_label(ctx, against[1], against[2], against[3], change)
-                    else:
-                        description = f"attempt limit shifted by one ({change})"
-                    yield Mutation(comparison, replacement, description, equivalent=equivalent)
-        for loop in ctx.findall(m.For(iter=_RANGE)):
-            # A give-up check inside the loop is the real bound; shifting the range as well would
-            # only add a mutant no test can kill.
-            if is_retry_loop(ctx, loop) and id(loop) not in checked_loops:
-                bound = loop.iter.args[min(1, len(loop.iter.args) - 1)].value
-                yield Mutation(bound, plus_one(bound), "retry loop runs one attempt more")
-        for call in ctx.findall(m.Call()):
-            for bound, what in _library_bound(ctx, call):
-                yield Mutation(bound, plus_one(bound), f"{what} allows one attempt more")
+        for site in RETRY_BOUND.sites(ctx):
+            bound = site.detail
+            if site.kind == "limit-check":
+                yield from _limit_check(ctx, site.node, bound)
+            elif site.kind == "attempt-range":
+                yield Mutation(site.node, plus_one(site.node), "retry loop runs one attempt more")
+            elif site.kind == "library-limit":
+                yield Mutation(site.node, plus_one(site.node), f"{bound.what} allows one attempt more")

@@ -38,26 +38,22 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import node_words, ordered_words
-from mutagent.anatomy.vocabulary import tool_words as words
-from mutagent.mutation.context import SourceContext
-from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import single_comparison
-from operators._tools import (
+from mutagent.anatomy.syntax import final_name, final_name_or_key, single_comparison, string_value, walk
+from mutagent.anatomy.tools.context import in_tool_context
+from mutagent.anatomy.tools.guards import (
     branches,
     bypass,
-    final_name,
     force,
     guard_leaves,
     guard_of,
     guards,
-    in_tool_context,
-    invokes_tool,
-    leaf_name,
     refusal_level,
-    string_value,
-    walk,
 )
+from mutagent.anatomy.tools.invocation import invokes_tool
+from mutagent.anatomy.vocabulary import node_words, ordered_words
+from mutagent.anatomy.vocabulary import tool_words as words
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
 
 _APPROVAL = frozenset(
     (
@@ -105,7 +101,7 @@ def _head(expr: cst.BaseExpression) -> list[str]:
         and final_name(expr) in ("get", "lookup")
     ):
         expr = expr.func.value
-    return ordered_words(leaf_name(expr) or "")
+    return ordered_words(final_name_or_key(expr) or "")
 
 
 def _sides(leaf: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -50,28 +50,20 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.agent_code import agent_code
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.syntax import caught_classes, final_name, final_name_or_key, is_constant, names_in, walk
+from mutagent.anatomy.tools.arguments import (
+    from_arguments,
+    is_argument_name,
+    is_validation_call,
+    mentions_arguments,
+)
+from mutagent.anatomy.tools.guards import bypass, guard_leaves, guard_of, guard_operands
 from mutagent.anatomy.vocabulary import PYDANTIC_VALIDATORS, REFUSAL_WORDS, REQUEST_SUBJECTS, node_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import caught_classes
-from operators._tools import (
-    agent_code,
-    bypass,
-    final_name,
-    from_arguments,
-    guard_leaves,
-    guard_of,
-    guard_operands,
-    is_argument_name,
-    is_literal,
-    is_validation_call,
-    leaf_name,
-    local_values,
-    mentions_arguments,
-    names_in,
-    walk,
-)
 
 #: Where a schema declares its keys: ``key not in properties`` for a key taken from the arguments.
 _SCHEMA_KEYS = frozenset(
@@ -101,7 +93,7 @@ def _validator_outcome(ctx: SourceContext, value: cst.BaseExpression) -> bool:
 def _tested_name(operand: cst.BaseExpression) -> cst.Name | None:
     """The variable a guard leaf tests: ``problem``, ``errors is not None``, ``len(errors) > 0``."""
     if isinstance(operand, cst.Comparison) and len(operand.comparisons) == 1:
-        if not is_literal(operand.comparisons[0].comparator):
+        if not is_constant(operand.comparisons[0].comparator):
             return None
         operand = operand.left
     if isinstance(operand, cst.Call) and final_name(operand) in _WRAPPERS and len(operand.args) == 1:
@@ -386,7 +378,7 @@ def _unvalidated(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | Non
     if name not in PYDANTIC_VALIDATORS or data is None or not isinstance(call.func, cst.Attribute):
         return None
     model = call.func.value
-    if not (from_arguments(ctx, data) or words(leaf_name(model) or "") & _MODEL_WORDS):
+    if not (from_arguments(ctx, data) or words(final_name_or_key(model) or "") & _MODEL_WORDS):
         return None
     if name in ("validate_python",):
         return data

@@ -13,10 +13,12 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.retry.backoff import waits_after_failure
+from mutagent.anatomy.retry.loops import retry_library
+from mutagent.anatomy.retry.waits import is_injected_wait, is_sleep_call
 from mutagent.anatomy.vocabulary import DELAY_KEYWORDS
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import is_injected_wait, is_sleep_call, retry_library, waits_after_failure
 
 # tenacity calls ``wait(retry_state)``; backoff calls ``wait_gen(**kwargs)`` and ``send``s into
 # the generator: a generator expression of zeros accepts both ``send(None)`` and ``send(exc)``.

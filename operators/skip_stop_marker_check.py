@@ -19,31 +19,23 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.vocabulary import tokens
-from mutagent.mutation.context import SourceContext
-from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._streams import (
-    FALSE,
-    TRUE,
+from mutagent.anatomy.dataflow import owner_of, references, same_place
+from mutagent.anatomy.exits import fails, raised_names
+from mutagent.anatomy.streams.stop_check import in_stop_branch, is_stop_flag, stop_flags, stop_test
+from mutagent.anatomy.streams.stop_reasons import is_reason_field, is_stop_reason
+from mutagent.anatomy.syntax import (
     absence_of,
     condition_leaves,
     condition_sites,
-    fails,
-    in_stop_branch,
     is_literal,
-    is_reason_field,
-    is_stop_flag,
-    is_stop_reason,
-    owner_of,
     presence_of,
-    raised_names,
-    references,
-    same_place,
     single_comparison,
     statements,
-    stop_flags,
-    stop_test,
 )
+from mutagent.anatomy.vocabulary import tokens
+from mutagent.mutation.context import SourceContext
+from mutagent.mutation.operator import Example, Mutation, Operator
+from mutagent.mutation.rewrite import FALSE, TRUE
 
 
 class SkipStopMarkerCheck(Operator):

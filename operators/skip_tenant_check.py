@@ -29,19 +29,13 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.agent_code import agent_code
+from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, string_value
+from mutagent.anatomy.tools.guards import bypass, guard_operands
 from mutagent.anatomy.vocabulary import node_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import (
-    agent_code,
-    bypass,
-    final_name,
-    guard_operands,
-    is_literal,
-    leaf_name,
-    string_value,
-)
 
 _TENANT = frozenset(
     (
@@ -73,7 +67,7 @@ def _between_names(
         return None
     left, target = operand.left, operand.comparisons[0]
     right = target.comparator
-    if is_literal(left) or is_literal(right):
+    if is_constant(left) or is_constant(right):
         return None
     return left, target, right
 
@@ -103,7 +97,7 @@ def _identity(expr: cst.BaseExpression) -> bool:
     ):
         name = string_value(expr.args[0].value)
     else:
-        name = leaf_name(expr)
+        name = final_name_or_key(expr)
     found = words(name or "")
     if not found or not found <= _OWNER_WORDS | _ID_WORDS | {"user", "users"}:
         return False

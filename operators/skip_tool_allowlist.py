@@ -39,23 +39,15 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.syntax import final_name, is_constant
+from mutagent.anatomy.tools.allowlist import is_allow_list, is_tool_collection, names_tool
+from mutagent.anatomy.tools.context import in_tool_context
+from mutagent.anatomy.tools.guards import bypass, force, guard_of, guard_operands
 from mutagent.anatomy.vocabulary import ALLOW_WORDS, TOOLISH, node_words
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import (
-    bypass,
-    final_name,
-    force,
-    guard_of,
-    guard_operands,
-    in_tool_context,
-    is_allow_list,
-    is_literal,
-    is_tool_collection,
-    local_values,
-    names_tool,
-)
 
 #: A predicate on a tool name asks one of these: ``is_allowed(name)``, ``registry.has(name)``.
 _PREDICATES = frozenset(
@@ -99,7 +91,7 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
         right = target.comparator
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             literal = isinstance(right, (cst.List, cst.Tuple, cst.Set)) and all(
-                is_literal(element.value) for element in right.elements
+                is_constant(element.value) for element in right.elements
             )
             if not names_tool(left) or not (literal or is_tool_collection(ctx, right)):
                 return None

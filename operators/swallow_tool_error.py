@@ -32,20 +32,15 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.agent_code import agent_code
+from mutagent.anatomy.syntax import final_name, string_value, walk
+from mutagent.anatomy.tools.invocation import invokes_tool
+from mutagent.anatomy.tools.results import fields_of, tool_results
 from mutagent.anatomy.vocabulary import ERROR_FLAG_KEYS
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import (
-    agent_code,
-    empty_like,
-    fields_of,
-    final_name,
-    invokes_tool,
-    string_value,
-    tool_results,
-    walk,
-)
+from mutagent.mutation.rewrite import empty_like
 
 _ERROR_FLAG_WORDS = frozenset("error errored failed failure crashed".split())
 _SUCCESS_FLAG_WORDS = frozenset("ok success succeeded successful".split())

@@ -22,18 +22,12 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
+from mutagent.anatomy.tools.results import text_values, tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._tools import (
-    final_name,
-    first_chars,
-    is_literal,
-    leaf_name,
-    local_values,
-    text_values,
-    tool_results,
-    walk,
-)
+from mutagent.mutation.rewrite import first_chars
 
 _CONTAINERS = (
     cst.List,
@@ -93,8 +87,8 @@ def _text_targets(
     """The expressions whose text reaches the model: the text of the content's text blocks when
     it is (or was built as) a list of blocks, else the content itself when it may be text
     (``opaque``: not for MCP, whose content is always a list of blocks)."""
-    leaf = leaf_name(content) if isinstance(content, (cst.Name, cst.Attribute)) else None
-    if is_literal(content) or (leaf and leaf.isupper()):
+    leaf = final_name_or_key(content) if isinstance(content, (cst.Name, cst.Attribute)) else None
+    if is_constant(content) or (leaf and leaf.isupper()):
         return []  # a constant (``"done"``, ``PLACEHOLDER``): cutting it changes nothing the tool did
     if isinstance(content, cst.Name) and _fed_constants_only(ctx, content):
         return []  # ``def _status_part(self, call, content)`` only ever given fixed status texts
@@ -102,21 +96,21 @@ def _text_targets(
         return []  # ``model_dump()``/``to_dict()`` hand back data, not text
     texts = text_values(ctx, content)
     if texts or isinstance(content, _CONTAINERS):
-        return [text for text in texts if not is_literal(text)]
+        return [text for text in texts if not is_constant(text)]
     if isinstance(content, cst.Name) and depth < 3:
         values = local_values(ctx, content)
         if any(isinstance(value, _CONTAINERS) for value in values) or _declared_as_blocks(ctx, content):
             built = [target for value in values for target in _text_targets(ctx, value, opaque, depth + 1)]
             added = [text for value in _appended(ctx, content) for text in text_values(ctx, value)]
-            return built + [text for text in added if not is_literal(text)]
+            return built + [text for text in added if not is_constant(text)]
     return [content] if opaque else []
 
 
 def _constant(ctx: SourceContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     """A literal, an UPPER_CASE constant, a choice between constants, or a local bound only to those."""
-    if is_literal(expr):
+    if is_constant(expr):
         return True
-    if isinstance(expr, (cst.Name, cst.Attribute)) and (leaf_name(expr) or "").isupper():
+    if isinstance(expr, (cst.Name, cst.Attribute)) and (final_name_or_key(expr) or "").isupper():
         return True
     if isinstance(expr, cst.IfExp):
         return _constant(ctx, expr.body, depth) and _constant(ctx, expr.orelse, depth)

@@ -6,10 +6,10 @@ gives it an eleventh paid turn, or cuts off the tenth turn that would have answe
 whose scripted model answers in two turns passes either way; only a test that keeps the model
 asking for tools and counts the requests (or answers exactly on the last allowed turn) decides.
 
-The bound is read from the anatomy's turn loop (``mutagent.anatomy.turns``): ``range(max_turns)``,
+The bound is the anatomy's turn-bound role (:mod:`mutagent.anatomy.turns.bound`): ``range(max_turns)``,
 a counter compared with a limit in the ``while`` test, in an ``if`` that leaves the loop, or in
 a predicate such as ``_should_halt()``. Retry attempts, pages, tokens and plain list loops are
-not turns.
+not turns. This module only rewrites the role's sites and says what the change does.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from mutagent.anatomy.turns.bound import TURN_BOUND
+from mutagent.anatomy.turns.loops import TurnBound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._retry import plus_one
-from operators._turns import one_more_turn, one_turn_fewer, turn_bounds
+from mutagent.mutation.rewrite import plus_one
 
 _SHIFTED: dict[type, type] = {
     cst.LessThan: cst.LessThanEqual,
@@ -33,9 +34,22 @@ _SYMBOL = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst
 _STRICT = (cst.LessThan, cst.GreaterThan)
 
 
+def one_more_turn(bound: TurnBound) -> str:
+    if bound.raises:
+        return f"one extra turn allowed before {bound.raises}"
+    return "the agent gets one extra turn"
+
+
+def one_turn_fewer(bound: TurnBound) -> str:
+    if bound.raises:
+        return f"the loop stops one turn early ({bound.raises} one turn sooner)"
+    return "the loop stops one turn early"
+
+
 class TurnLimitOffByOne(Operator):
     name = "turn-limit-off-by-one"
     description = "The agent's turn limit is shifted by one: one extra turn, or one turn fewer."
+    roles = ("turn-bound",)
     failure = (
         "The agent takes one model turn more than its limit allows (an extra paid call from a model "
         "stuck asking for tools) or stops one turn before the limit, failing a task it could finish."
@@ -209,7 +223,8 @@ class TurnLimitOffByOne(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        for bound in turn_bounds(ctx):
+        for site in TURN_BOUND.sites(ctx):
+            bound = site.detail
             if bound.kind == "range":
                 args = bound.node.args  # type: ignore[attr-defined]
                 if args:

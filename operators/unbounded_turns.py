@@ -6,8 +6,9 @@ agent loops until the process is killed, paying for every turn, and the user nev
 "too many turns" error that says what went wrong. A test suite whose scripted model answers
 after a few turns never notices the limit is gone.
 
-The bound is read from the anatomy's turn loop (``mutagent.anatomy.turns``), as for
-turn-limit-off-by-one; retry loops are unbounded-retry's.
+The bound is the anatomy's turn-bound role (:mod:`mutagent.anatomy.turns.bound`), as for
+turn-limit-off-by-one; retry loops are unbounded-retry's. This module only rewrites the role's
+sites and says what the change does.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from mutagent.anatomy.turns.bound import TURN_BOUND
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
-from operators._turns import turn_bounds
 
 
 def _endless(ctx: SourceContext, iterable: cst.Call) -> cst.BaseExpression:
@@ -32,6 +33,7 @@ def _endless(ctx: SourceContext, iterable: cst.Call) -> cst.BaseExpression:
 class UnboundedTurns(Operator):
     name = "unbounded-turns"
     description = "The agent's turn limit never ends the loop: it runs until the model stops asking."
+    roles = ("turn-bound",)
     failure = (
         "A model that keeps asking for tools keeps the agent looping forever: no turn-limit error, "
         "a run that hangs and pays for every turn."
@@ -185,7 +187,8 @@ class UnboundedTurns(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
-        for bound in turn_bounds(ctx):
+        for site in TURN_BOUND.sites(ctx):
+            bound = site.detail
             never = f": {bound.raises} is never raised" if bound.raises else ""
             if bound.kind == "range":
                 yield Mutation(

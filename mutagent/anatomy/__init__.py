@@ -2,9 +2,12 @@
 
 Computed once per file (cached on its :class:`~mutagent.mutation.context.SourceContext`) from
 libcst metadata (qualified names, scopes, parents, positions) and the file's own call graph
-(:mod:`mutagent.anatomy.callgraph`). Operators query it (the turn operators read
-:func:`mutagent.anatomy.turns.turn_loops`); ``mutagent map`` prints it, so a user can see what
-mutagent recognised in their loop and what it did not find.
+(:mod:`mutagent.anatomy.callgraph`). Every recogniser the operators use lives here, by family
+(``streams/``, ``retry/``, ``turns/``, ``tools/``); the roles converted to the evidence interface
+(:mod:`mutagent.anatomy.evidence`, listed in :mod:`mutagent.anatomy.recognisers`) report each site
+with the evidence present and missing, and the operators rewrite their sites. ``mutagent map``
+prints the anatomy, so a user can see what mutagent recognised in their loop and what it did not
+find, and ``--explain`` says why (:mod:`mutagent.anatomy.explain`).
 
 Roles (see :data:`mutagent.anatomy.roles.ROLE_KINDS`): where the model is called, which code
 consumes the stream and which check ends a turn, retry loops with their bounds, delays,

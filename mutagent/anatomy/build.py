@@ -1,9 +1,8 @@
 """Collecting the roles of one file.
 
-The recognisers are the ones the operators use (``operators/_retry.py``, ``_streams.py``,
-``_tools.py`` and :mod:`mutagent.anatomy.turns`), so ``mutagent map`` shows exactly what the
-operators see. They are imported inside the functions: the operator library imports the
-anatomy, not the other way round at import time.
+The recognisers are the ones the operators use (the anatomy's ``retry/``, ``streams/`` and
+``tools/`` modules and :mod:`mutagent.anatomy.turns`), so ``mutagent map`` shows what the
+operators see.
 """
 
 from __future__ import annotations
@@ -14,9 +13,20 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.agent_code import in_test
 from mutagent.anatomy.callgraph import callee
+from mutagent.anatomy.exits import control_flow_exits
 from mutagent.anatomy.model_calls import direct_model_call
+from mutagent.anatomy.retry.classification import is_status_comparison
+from mutagent.anatomy.retry.loops import retry_loops
+from mutagent.anatomy.retry.waits import is_sleep_like
 from mutagent.anatomy.roles import ROLE_KINDS, Role
+from mutagent.anatomy.streams.release import is_stream_value, streaming_producer
+from mutagent.anatomy.streams.stop_check import stop_branches
+from mutagent.anatomy.syntax import identifiers_in, keyword, leaf_name, loop_variables, own
+from mutagent.anatomy.tools.context import in_tool_context
+from mutagent.anatomy.tools.invocation import is_tool_invocation
+from mutagent.anatomy.tools.results import tool_results
 from mutagent.anatomy.turns import loose_turn_bounds, turn_loops
 from mutagent.anatomy.vocabulary import (
     GUARD_KINDS,
@@ -70,7 +80,6 @@ def _role(
 
 
 def _build(ctx: SourceContext) -> Anatomy:
-    from operators._tools import in_test
 
     roles: list[Role] = []
     seen: set[tuple[str, int]] = set()
@@ -96,15 +105,12 @@ def _model_calls(ctx: SourceContext) -> Iterator[Role]:
     for call in ctx.findall(m.Call()):
         evidence = direct_model_call(ctx, call)
         if evidence:
-            from operators._streams import keyword
-
             flag = keyword(call, "stream")
             streams = "yes" if (flag is not None or ctx.code(call.func).endswith(".stream")) else None
             yield _role(ctx, "model-call", call, (evidence,), streaming=streams)
 
 
 def _stream_consumers(ctx: SourceContext) -> Iterator[Role]:
-    from operators._streams import is_stream_value, leaf_name, streaming_producer
 
     for loop in ctx.findall(m.For()):
         iterable = loop.iter
@@ -123,7 +129,6 @@ def _stream_consumers(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _end_of_stream_checks(ctx: SourceContext) -> Iterator[Role]:
-    from operators._streams import stop_branches
 
     for body in stop_branches(ctx):
         owner = ctx.parent(body)
@@ -137,14 +142,6 @@ def _end_of_stream_checks(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _retry_roles(ctx: SourceContext) -> Iterator[Role]:
-    from operators._retry import (
-        identifiers_in,
-        is_sleep_like,
-        is_status_comparison,
-        loop_variables,
-        own,
-        retry_loops,
-    )
 
     for loop in retry_loops(ctx):
         header = loop.iter if isinstance(loop, cst.For) else loop.test
@@ -153,8 +150,8 @@ def _retry_roles(ctx: SourceContext) -> Iterator[Role]:
             for step in own(ctx, loop, m.AugAssign())
             if is_count_name(identifier(step.target))
         ]
-        keyword = "for" if isinstance(loop, cst.For) else "while"
-        evidence = [f"`{keyword} {_short(ctx, header, 40)}` handles failures"]
+        statement = "for" if isinstance(loop, cst.For) else "while"
+        evidence = [f"`{statement} {_short(ctx, header, 40)}` handles failures"]
         if counters:
             evidence.append(f"attempt counter {', '.join(counters)}")
         yield _role(ctx, "retry-loop", loop, tuple(evidence), counter=", ".join(counters) or None)
@@ -186,7 +183,6 @@ def _retry_roles(ctx: SourceContext) -> Iterator[Role]:
 
 def _helper_bounds(ctx: SourceContext, helper: cst.FunctionDef) -> Iterator[Role]:
     """Give-up checks of a helper the retry loop calls (``self._back_off(attempt, ...)``)."""
-    from operators._retry import control_flow_exits, identifiers_in
 
     def compute() -> list[Role]:
         found = []
@@ -254,7 +250,6 @@ def _turn_roles(ctx: SourceContext) -> Iterator[Role]:
 
 
 def _tool_roles(ctx: SourceContext) -> Iterator[Role]:
-    from operators._tools import in_tool_context, is_tool_invocation, tool_results
 
     for call in ctx.findall(m.Call()):
         if is_tool_invocation(ctx, call):

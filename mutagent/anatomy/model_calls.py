@@ -1,6 +1,6 @@
 """Where the model is called: SDK resource calls and raw HTTP requests to model endpoints.
 
-The recognisers are the stream family's (``operators/_streams.py``); this module only turns
+The recognisers are the stream family's (:mod:`mutagent.anatomy.streams.clients`); this module only turns
 them into evidence sentences and caches them per file.
 """
 
@@ -9,12 +9,13 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.streams.clients import is_http_call, is_model_call
+from mutagent.anatomy.syntax import string_value
 from mutagent.anatomy.vocabulary import MODEL_ENDPOINT_HINTS
 from mutagent.mutation.context import SourceContext
 
 
 def _endpoint_in(ctx: SourceContext, call: cst.Call) -> str | None:
-    from operators._streams import string_value
 
     for arg in call.args:
         texts = [string_value(arg.value)] if isinstance(arg.value, cst.SimpleString) else []
@@ -30,7 +31,6 @@ def direct_model_call(ctx: SourceContext, call: cst.Call) -> str | None:
     (``client.messages.create``, ``client.chat.completions.create``, ``client.responses.stream``)
     or an HTTP request naming a model endpoint (``"/v1/messages"``, ``"chat/completions"``) or
     made in code that talks to a model."""
-    from operators._streams import is_http_call, is_model_call
 
     def compute() -> str | None:
         if is_model_call(call):

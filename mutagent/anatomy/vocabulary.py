@@ -7,7 +7,8 @@ lower-case words (``maxRetries`` -> ``max``, ``retries``), so ``entries`` is nev
 ``tries``. The stream words (transport errors, SDK and HTTP clients, stop markers, stream
 reads) and the tool words (tool calls, registries, refusals, result keys, arguments) are here
 too, with the two name splitters those families use and the stream family's per-file cache;
-``operators/_streams.py`` and ``operators/_tools.py`` keep only the recognisers built on them.
+the recognisers built on them are the anatomy's modules by family (``streams/``, ``retry/``,
+``tools/``, ``turns``).
 """
 
 from __future__ import annotations
@@ -666,6 +667,12 @@ def word_list(name: str | None) -> list[str]:
     if not name:
         return []
     return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", STREAM_CAMEL.sub("_", name)) if part]
+
+
+def last_word(name: str) -> str:
+    """``raw_event`` -> ``event``; ``chunk_size`` -> ``size`` (a size is no chunk)."""
+    words = word_list(name)
+    return words[-1] if words else ""
 
 
 def tokens(name: str | None) -> set[str]:

@@ -56,6 +56,13 @@ class Operator(abc.ABC):
     hint: ClassVar[str]
     family: ClassVar[str] = "agent"
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: The anatomy roles whose sites this operator rewrites (``("turn-bound",)``), by the names of
+    #: :data:`mutagent.anatomy.recognisers.RECOGNISERS`. ``mutagent map FILE:LINE --explain`` asks
+    #: those recognisers why a line is or is not a site; an operator without roles is explained by
+    #: its mutants only.
+    roles: ClassVar[tuple[str, ...]] = ()
+    #: The kinds of its roles' sites it rewrites (``("limit-check", "attempt-range")``); empty: all.
+    role_kinds: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -202,3 +202,88 @@ def test_map_prints_roles_evidence_and_what_is_missing(
 def test_map_of_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["map", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_map_explains_a_line_for_every_agent_operator(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``range(max_turns)`` of the sync loop: a site of the turn operators, with the evidence that
+    made it one and the mutant it gets; not a retry bound, with what the retry loop lacks; the
+    operators without a recogniser say they report no evidence."""
+    from mutagent.mutation.registry import select_operators
+
+    assert main(["map", f"{project / 'agent' / 'loop.py'}:4", "--explain", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["line"] == 4 and document["code"] == "for turn in range(max_turns):"
+    assert {r["kind"] for r in document["anatomy"]} == {"turn-loop", "turn-bound"}
+    verdicts = {v["operator"]: v for v in document["operators"]}
+    assert set(verdicts) == {op.name for op in select_operators("agent")}
+    turn = verdicts["turn-limit-off-by-one"]
+    assert turn["site"] and turn["evidence"] == "reported"
+    (candidate,) = turn["candidates"]
+    assert (candidate["role"], candidate["kind"], candidate["code"]) == (
+        "turn-bound",
+        "range",
+        "range(max_turns)",
+    )
+    assert {"source": "names", "text": "the loop at line 4: loop header names turns: turn"} in candidate[
+        "present"
+    ]
+    assert [m["description"] for m in turn["mutants"]] == [
+        "turn loop runs one more turn: one extra turn allowed before StepLimitError"
+    ]
+    retry = verdicts["retry-bound-off-by-one"]
+    assert not retry["site"] and not retry["mutants"]
+    (range_bound,) = retry["candidates"]
+    assert {
+        "source": "structure",
+        "text": "the loop at line 4 handles no failure (no except, status check or retry predicate)",
+    } in range_bound["missing"]
+    assert verdicts["drop-response-close"]["evidence"] == "not reported"
+    assert not verdicts["drop-response-close"]["candidates"]
+
+
+def test_map_explain_prints_present_and_missing_evidence(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["map", f"{project / 'agent' / 'loop.py'}:4", "--explain"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "turn-limit-off-by-one: site" in out and "present names: the loop at line 4" in out
+    assert (
+        "retry-bound-off-by-one: not a site" in out
+        and "missing structure: the loop at line 4 handles no" in out
+    )
+    assert "these operators report no evidence yet" in out
+
+
+def test_map_explains_what_a_missing_role_saw_instead(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "agent" / "pages.py").write_text(
+        "def list_all(client, max_pages=5):\n"
+        "    page = 1\n"
+        "    while page <= max_pages:\n"
+        "        client.messages.create(page=page)\n"
+        "        page += 1\n"
+    )
+    assert main(["map", str(project), "--explain", "--json"]) == 0
+    files = {entry["file"]: entry for entry in json.loads(capsys.readouterr().out)["files"]}
+    explained = files["agent/pages.py"]["explained"]["no turn bound found"]
+    assert explained["as"] == "near misses"
+    (miss,) = explained["candidates"]
+    assert miss["code"] == "page <= max_pages" and not miss["site"]
+    assert any("names: page, max_pages" in e["text"] for e in miss["missing"])
+    assert "no retry loop found" not in files["agent/pages.py"]["explained"]  # no recogniser: nothing said
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["loop.py:4"], "is explained with --explain"), (["loop.py:99", "--explain"], "has 12 lines, not 99")],
+)
+def test_map_explain_refuses_bad_lines(
+    project: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    target = str(project / "agent" / args[0])
+    assert main(["map", target, *args[1:]]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

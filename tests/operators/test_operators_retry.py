@@ -10,10 +10,12 @@ import libcst as cst
 import pytest
 from testkit.operator_runs import mutants, mutated
 
+from mutagent.anatomy.retry.classification import error_kind
+from mutagent.anatomy.retry.loops import is_retry_loop
+from mutagent.anatomy.vocabulary import http_status, is_count_name, is_fatal_name, is_retry_name
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.generate import generate_for_source
 from mutagent.mutation.registry import all_operators
-from operators import _retry
 
 RETRY_OPERATORS = (
     "ignore-retry-after",
@@ -46,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ],
 )
 def test_count_names(name: str, count: bool) -> None:
-    assert _retry.is_count_name(name) is count
+    assert is_count_name(name) is count
 
 
 @pytest.mark.parametrize(
@@ -63,7 +65,7 @@ def test_count_names(name: str, count: bool) -> None:
     ],
 )
 def test_retry_and_fatal_names(name: str, retry: bool, fatal: bool) -> None:
-    assert (_retry.is_retry_name(name), _retry.is_fatal_name(name)) == (retry, fatal)
+    assert (is_retry_name(name), is_fatal_name(name)) == (retry, fatal)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +82,7 @@ def test_retry_and_fatal_names(name: str, retry: bool, fatal: bool) -> None:
     ],
 )
 def test_http_status_spellings(expression: str, code: int | None) -> None:
-    assert _retry.http_status(cst.parse_expression(expression)) == code
+    assert http_status(cst.parse_expression(expression)) == code
 
 
 def test_error_kinds_resolve_aliases() -> None:
@@ -89,7 +91,7 @@ def test_error_kinds_resolve_aliases() -> None:
         "import httpx2 as h\n"
         "RL; AuthenticationError; h.ReadError; KeyError\n"
     )
-    kinds = [_retry.error_kind(ctx, statement.value) for statement in ctx.nodes(cst.Expr)]
+    kinds = [error_kind(ctx, statement.value) for statement in ctx.nodes(cst.Expr)]
     assert kinds == ["retryable", "fatal", "retryable", None]
 
 
@@ -98,7 +100,7 @@ def test_error_kinds_resolve_aliases() -> None:
 
 def loops(source: str) -> list[bool]:
     ctx = SourceContext(textwrap.dedent(source))
-    return [_retry.is_retry_loop(ctx, loop) for loop in ctx.nodes(cst.For) + ctx.nodes(cst.While)]
+    return [is_retry_loop(ctx, loop) for loop in ctx.nodes(cst.For) + ctx.nodes(cst.While)]
 
 
 def test_a_loop_over_data_is_no_retry_loop_even_when_it_sleeps() -> None:

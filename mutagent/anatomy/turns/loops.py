@@ -27,6 +27,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
 from mutagent.anatomy.model_calls import direct_model_call
+from mutagent.anatomy.retry.loops import is_retry_loop
 from mutagent.anatomy.vocabulary import (
     EXCEEDED_WORDS,
     LIMIT_WORDS,
@@ -152,18 +153,18 @@ def turn_comparison(ctx: SourceContext, node: cst.CSTNode, loop_vars: set[str] =
     return turn_pair(ctx, node, loop_vars) is not None
 
 
-def _leaves(ctx: SourceContext, test: cst.CSTNode, negated: bool = False):  # noqa: ANN202 - generator
+def test_leaves(ctx: SourceContext, test: cst.CSTNode, negated: bool = False):  # noqa: ANN202 - generator
     """(leaf, negated) for the leaves of a boolean test, through ``and``/``or``/``not``/parens."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        yield from _leaves(ctx, test.expression, not negated)
+        yield from test_leaves(ctx, test.expression, not negated)
     elif isinstance(test, cst.BooleanOperation):
-        yield from _leaves(ctx, test.left, negated)
-        yield from _leaves(ctx, test.right, negated)
+        yield from test_leaves(ctx, test.left, negated)
+        yield from test_leaves(ctx, test.right, negated)
     else:
         yield test, negated
 
 
-def _exits(ctx: SourceContext, block: cst.CSTNode) -> str | None:
+def block_exit(ctx: SourceContext, block: cst.CSTNode) -> str | None:
     """How ``block`` leaves the loop: ``raise X``, ``return``, ``break``; None if it does not."""
     for statement in ctx.descendants(block, m.Raise() | m.Return() | m.Break()):
         if any(isinstance(a, _SCOPES + _LOOPS) for a in _within(ctx, statement, block)):
@@ -205,7 +206,7 @@ def _returns_true(ctx: SourceContext, block: cst.CSTNode) -> bool:
 def _raise_after(ctx: SourceContext, loop: cst.CSTNode) -> str | None:
     """``X`` when the statement right after the loop (or its ``else``) raises ``X``."""
     if getattr(loop, "orelse", None) is not None:
-        found = _exits(ctx, loop.orelse)
+        found = block_exit(ctx, loop.orelse)
         if found and found.startswith("raise"):
             return found.removeprefix("raise ").strip() or None
     parent = ctx.parent(loop)
@@ -219,7 +220,7 @@ def _raise_after(ctx: SourceContext, loop: cst.CSTNode) -> str | None:
     return None
 
 
-def _raise_name(exit_: str | None) -> str | None:
+def raised_class(exit_: str | None) -> str | None:
     if exit_ and exit_.startswith("raise "):
         return exit_.removeprefix("raise ") or None
     return None
@@ -237,20 +238,20 @@ def _predicate_bounds(
             continue
         for ancestor in ctx.ancestors(comparison):
             if isinstance(ancestor, cst.Return) and stop_when_true is not None:
-                negated = dict(_leaves(ctx, ancestor.value)).get(comparison)
+                negated = dict(test_leaves(ctx, ancestor.value)).get(comparison)
                 if negated is None:
                     break
                 stop = stop_when_true != negated
                 found.append(_bound(ctx, comparison, "stop" if stop else "continue", None, via))
                 break
             if isinstance(ancestor, cst.If):
-                negated = dict(_leaves(ctx, ancestor.test)).get(comparison)
+                negated = dict(test_leaves(ctx, ancestor.test)).get(comparison)
                 if negated is None:
                     break
-                exit_ = _exits(ctx, ancestor.body)
+                exit_ = block_exit(ctx, ancestor.body)
                 if exit_ and exit_.startswith("raise"):
                     sense = "continue" if negated else "stop"
-                    found.append(_bound(ctx, comparison, sense, _raise_name(exit_), via))
+                    found.append(_bound(ctx, comparison, sense, raised_class(exit_), via))
                 elif stop_when_true is not None and _returns_true(ctx, ancestor.body):
                     stop = stop_when_true != negated
                     found.append(_bound(ctx, comparison, "stop" if stop else "continue", None, via))
@@ -277,6 +278,14 @@ def _bound(
     return TurnBound("comparison", comparison, sense, counter_text, limit_text, raises, evidence, index)
 
 
+def counter_and_limit(
+    ctx: SourceContext, comparison: cst.Comparison, extra: frozenset[str] = frozenset()
+) -> tuple[str, str]:
+    """The code of the counter and of the limit a turn comparison compares (as a bound reads them)."""
+    bound = _bound(ctx, comparison, "stop", None, "", extra)
+    return bound.counter, bound.limit
+
+
 def _loop_bounds(ctx: SourceContext, loop: cst.For | cst.While, loop_vars: set[str]) -> list[TurnBound]:
     bounds: list[TurnBound] = []
     after = _raise_after(ctx, loop)
@@ -284,30 +293,30 @@ def _loop_bounds(ctx: SourceContext, loop: cst.For | cst.While, loop_vars: set[s
     if isinstance(loop, cst.While):
         tests.append((loop.test, False))
     for branch in _own(ctx, loop, m.If()):
-        exit_ = _exits(ctx, branch.body)
+        exit_ = block_exit(ctx, branch.body)
         if exit_:
             tests.append((branch.test, True))
-            for leaf, negated in _leaves(ctx, branch.test):
+            for leaf, negated in test_leaves(ctx, branch.test):
                 if turn_comparison(ctx, leaf, loop_vars):
                     sense = "continue" if negated else "stop"
-                    bounds.append(_bound(ctx, leaf, sense, _raise_name(exit_), ""))
+                    bounds.append(_bound(ctx, leaf, sense, raised_class(exit_), ""))
     if isinstance(loop, cst.While):
-        for leaf, negated in _leaves(ctx, loop.test):
+        for leaf, negated in test_leaves(ctx, loop.test):
             if turn_comparison(ctx, leaf, loop_vars):
                 bounds.append(_bound(ctx, leaf, "stop" if negated else "continue", after, ""))
     for test, holding_stops in tests:
-        for leaf, negated in _leaves(ctx, test):
+        for leaf, negated in test_leaves(ctx, test):
             target = callee(ctx, leaf)
             if target is not None:
                 stop_when_true = holding_stops != negated
                 via = f"{target.name.value}() "
                 bounds.extend(_predicate_bounds(ctx, target, stop_when_true, loop_vars, via))
-    for target in _reached(ctx, loop.body):
+    for target in reached_defs(ctx, loop.body):
         bounds.extend(_predicate_bounds(ctx, target, None, loop_vars, f"{target.name.value}() "))
     return bounds
 
 
-def _reached(ctx: SourceContext, node: cst.CSTNode, depth: int = 2) -> list[cst.FunctionDef]:
+def reached_defs(ctx: SourceContext, node: cst.CSTNode, depth: int = 2) -> list[cst.FunctionDef]:
     """Defs of this file that running ``node`` calls, followed ``depth`` levels deep (a check
     such as ``query()`` that raises ``LimitsExceeded``, called by ``step()`` in the loop)."""
     found: list[cst.FunctionDef] = []
@@ -357,7 +366,6 @@ def turn_loops(ctx: SourceContext) -> list[TurnLoop]:
 
 
 def _find(ctx: SourceContext) -> list[TurnLoop]:
-    from operators._retry import is_retry_loop
 
     def direct(call: cst.Call) -> str | None:
         return direct_model_call(ctx, call)
@@ -410,11 +418,11 @@ def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
         claimed = {id(b.node) for loop in turn_loops(ctx) for b in loop.bounds}
         found = []
         for branch in ctx.nodes(cst.If):
-            raises = _raise_name(_exits(ctx, branch.body))
+            raises = raised_class(block_exit(ctx, branch.body))
             parts = set(words(raises or ""))
             if not raises or not parts & EXCEEDED_WORDS or "rate" in parts:
                 continue
-            for leaf, negated in _leaves(ctx, branch.test):
+            for leaf, negated in test_leaves(ctx, branch.test):
                 if id(leaf) in claimed or turn_pair(ctx, leaf, set(), REQUEST_WORDS) is None:
                     continue
                 bound = _bound(ctx, leaf, "continue" if negated else "stop", raises, "", REQUEST_WORDS)
@@ -433,8 +441,20 @@ def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     for test in tests:
         if any(turn_comparison(ctx, c) for c in ctx.descendants(test, m.Comparison())):
             return True
-    scopes = [target.body for target in _reached(ctx, loop)]
+    scopes = [target.body for target in reached_defs(ctx, loop)]
     return any(turn_comparison(ctx, c) for body in scopes for c in ctx.descendants(body, m.Comparison()))
 
 
-__all__ = ["TurnBound", "TurnLoop", "loose_turn_bounds", "turn_comparison", "turn_loops", "turn_pair"]
+__all__ = [
+    "TurnBound",
+    "TurnLoop",
+    "block_exit",
+    "counter_and_limit",
+    "loose_turn_bounds",
+    "raised_class",
+    "reached_defs",
+    "test_leaves",
+    "turn_comparison",
+    "turn_loops",
+    "turn_pair",
+]

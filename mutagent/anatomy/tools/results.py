@@ -1,0 +1,337 @@
+"""Tool results: the tool-result and tool-call-id roles.
+
+Agent loops spell a *tool result* many ways: an Anthropic ``{"type": "tool_result",
+"tool_use_id": ..., "content": ...}`` block (or ``ToolResultBlockParam(...)``), an OpenAI
+``{"role": "tool", "tool_call_id": ..., "content": ...}`` message, a Responses ``{"type":
+"function_call_output", "call_id": ..., "output": ...}`` item, a legacy ``{"role": "function",
+...}`` message, an MCP ``CallToolResult(...)``, or -- without a ``type``/``role`` discriminator --
+anything pairing a call id (``tool_use_id``/``tool_call_id``/``call_id``) with a payload
+(``content``/``output``/``result``/``is_error``): the Assistants API's ``{"tool_call_id": ...,
+"output": ...}``, langchain's ``ToolMessage``, autogen's ``FunctionExecutionResult``, a project's
+own dataclass, pydantic model or TypedDict. It may be a dict literal (plus the keys assigned into
+it later in the function: ``response["content"] = out``), ``dict(...)``, or a constructor called
+with keywords, or positionally when the class is defined in the file. Method calls that merely
+*mention* the fields (``journal.record(tool_use_id=...)``) are not results: only constructors are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutagent.anatomy.agent_code import in_test
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.syntax import final_name, string_value, walk
+from mutagent.anatomy.tools.invocation import is_tool_invocation
+from mutagent.anatomy.vocabulary import (
+    CONTENT_KEYS as _CONTENT_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    DIALECT_OF_ID as _DIALECT_OF_ID,
+)
+from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives there
+    ERROR_FLAG_KEYS,
+    TELEMETRY_WORDS,
+    TOOL_NOUNS,
+    node_words,
+)
+from mutagent.anatomy.vocabulary import (
+    ID_KEYS as _ID_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    PAYLOAD_KEYS as _PAYLOAD_KEYS,
+)
+from mutagent.anatomy.vocabulary import (
+    RESULT_NOUNS as _RESULT_NOUNS,
+)
+from mutagent.anatomy.vocabulary import (
+    tool_words as words,
+)
+from mutagent.mutation.context import SourceContext
+
+
+@dataclass(frozen=True)
+class Fields:
+    """A dict literal, ``dict(...)`` call or constructor call read as field name -> value nodes.
+
+    A dict literal bound to a name also owns the keys assigned into it afterwards in the same
+    function (``response = {"type": "tool_result", ...}`` then ``response["content"] = out``).
+    """
+
+    node: cst.Dict | cst.Call
+    values: dict[str, list[cst.BaseExpression]]
+
+    def first(self, key: str) -> cst.BaseExpression | None:
+        found = self.values.get(key)
+        return found[0] if found else None
+
+    def all(self, key: str | None) -> list[cst.BaseExpression]:
+        return list(self.values.get(key, ())) if key else []
+
+
+def _class_fields(ctx: SourceContext) -> dict[str, list[str]]:
+    """Annotated fields, in order, of every class defined in this file (dataclass/NamedTuple order)."""
+
+    def compute() -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for cls in ctx.nodes(cst.ClassDef):
+            names = []
+            lines = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+            for line in (x for x in lines if isinstance(x, cst.SimpleStatementLine)):
+                for small in line.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        if "ClassVar" not in ctx.code(small.annotation.annotation):
+                            names.append(small.target.value)
+            found.setdefault(cls.name.value, names)
+        return found
+
+    return ctx.cached(("tools", "class_fields"), compute)
+
+
+def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
+    """``ToolResult(...)``, ``types.CallToolResult(...)``, ``dict(...)``, ``make_tool_result(...)``:
+    a call that builds a value, as opposed to a method that logs or records one."""
+    name = final_name(call)
+    if name is None:
+        return False
+    if name[:1].isupper() or (name == "dict" and isinstance(call.func, cst.Name) and not _rebinds_dict(ctx)):
+        return True
+    parts = words(name)
+    return (
+        bool(parts & {"result", "output", "message"})
+        and bool(parts & (TOOL_NOUNS | {"call"}))
+        and not (
+            parts & {"log", "record", "emit", "trace", "print", "debug", "info", "warn", "warning", "send"}
+        )
+    )
+
+
+#: Library constructors whose leading parameters are fields: langchain's ``ToolMessage(content, ...)``.
+_KNOWN_POSITIONAL = {"ToolMessage": ("content",), "FunctionMessage": ("content",)}
+
+
+def _rebinds_dict(ctx: SourceContext) -> bool:
+    """Whether the file binds the name ``dict`` itself (then ``dict(...)`` is not the builtin).
+    Cheaper than scope analysis, which costs as much as parsing the file."""
+
+    def compute() -> bool:
+        bound = m.Name("dict")
+        return bool(
+            ctx.findall(m.AssignTarget(target=bound))
+            or ctx.findall(m.FunctionDef(name=bound))
+            or ctx.findall(m.ClassDef(name=bound))
+            or ctx.findall(m.ImportAlias(asname=m.AsName(name=bound)))
+            or ctx.findall(m.ImportAlias(name=bound))
+            or ctx.findall(m.Param(name=bound))
+        )
+
+    return ctx.cached(("tools", "rebinds_dict"), compute)
+
+
+def _key_writes(ctx: SourceContext, scope: cst.CSTNode) -> dict[tuple[str, str], list[cst.BaseExpression]]:
+    """``name["key"] = value`` assignments in one function (or module), by (name, key)."""
+
+    def compute() -> dict[tuple[str, str], list[cst.BaseExpression]]:
+        found: dict[tuple[str, str], list[cst.BaseExpression]] = {}
+        for node in walk(scope):
+            if not isinstance(node, cst.Assign):
+                continue
+            for target in (t.target for t in node.targets):
+                if (
+                    isinstance(target, cst.Subscript)
+                    and isinstance(target.value, cst.Name)
+                    and len(target.slice) == 1
+                ):
+                    index = target.slice[0].slice
+                    key = string_value(index.value) if isinstance(index, cst.Index) else None
+                    if key is not None:
+                        found.setdefault((target.value.value, key), []).append(node.value)
+        return found
+
+    return ctx.cached(("tools", "key_writes", id(scope)), compute)
+
+
+def _bound_name(ctx: SourceContext, node: cst.CSTNode) -> str | None:
+    parent = ctx.parent(node)
+    if (
+        isinstance(parent, cst.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+    ):
+        return parent.targets[0].target.value
+    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
+
+
+def fields_of(ctx: SourceContext, node: cst.CSTNode) -> Fields | None:
+    """Read ``node`` as named fields, or None if it is neither a dict literal nor a constructor."""
+    values: dict[str, list[cst.BaseExpression]] = {}
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is not None:
+                values.setdefault(key, []).append(element.value)
+        name = _bound_name(ctx, node)
+        if name is not None:
+            scope = ctx.enclosing_function(node) or ctx.module
+            for (written, key), assigned in _key_writes(ctx, scope).items():
+                if written == name:
+                    values.setdefault(key, []).extend(assigned)
+        return Fields(node, values) if values else None
+    if not isinstance(node, cst.Call) or not is_constructor(ctx, node):
+        return None
+    positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+    if positional:
+        name = node.func.value if isinstance(node.func, cst.Name) else None
+        declared = _class_fields(ctx).get(name or "") or list(
+            _KNOWN_POSITIONAL.get(final_name(node) or "", ())
+        )
+        for arg, declared_name in zip(positional, declared, strict=False):
+            values[declared_name] = [arg.value]
+    for arg in node.args:
+        if arg.keyword is not None:
+            values[arg.keyword.value] = [arg.value]
+    return Fields(node, values) if values else None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result construct: which API's shape it has and where its id and payload are."""
+
+    fields: Fields
+    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp"
+    id_key: str | None
+    content_key: str | None
+
+    @property
+    def node(self) -> cst.Dict | cst.Call:
+        return self.fields.node
+
+    @property
+    def ids(self) -> list[cst.BaseExpression]:
+        return self.fields.all(self.id_key)
+
+    @property
+    def contents(self) -> list[cst.BaseExpression]:
+        return self.fields.all(self.content_key)
+
+    @property
+    def error_flags(self) -> list[cst.BaseExpression]:
+        return [value for key in ERROR_FLAG_KEYS for value in self.fields.all(key)]
+
+    @property
+    def label(self) -> str:
+        """How a description names it: ``tool_result``, ``role "tool" message``, ``ToolMessage``..."""
+        if isinstance(self.node, cst.Call) and final_name(self.node) != "dict":
+            return final_name(self.node) or "tool result"
+        if self.fields.first("type") is None and self.fields.first("role") is None:
+            return "tool result"
+        return {
+            "anthropic": "tool_result",
+            "openai": 'role "tool" message',
+            "responses": "function_call_output",
+            "function": 'role "function" message',
+            "mcp": "CallToolResult",
+        }[self.dialect]
+
+
+def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str | None:
+    """The field whose value is what a tool invocation returned (``observation=tools[name].run(args)``,
+    or a local bound to it), whatever the field is called -- in a dict or in an object named for a
+    result (``StepResult``), not in the arguments of an error formatter (``ToolErrorFormatterArgs``)."""
+    if isinstance(fields.node, cst.Call) and not words(final_name(fields.node) or "") & _RESULT_NOUNS:
+        return None
+    for key, values in fields.values.items():
+        if key == id_key:
+            continue
+        for value in values:
+            candidates = local_values(ctx, value) if isinstance(value, cst.Name) else [value]
+            for candidate in candidates:
+                inner = candidate.expression if isinstance(candidate, cst.Await) else candidate
+                if isinstance(inner, cst.Call) and is_tool_invocation(ctx, inner):
+                    return key
+    return None
+
+
+def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
+    keys = fields.values.keys()
+    kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
+    roles = {string_value(value) for value in fields.all("role")}
+    if "tool" in roles:  # ``msg["role"] = "tool"`` in one branch, ``"user"`` in the other
+        role = "tool"
+    if kind == "tool_result":
+        return ToolResult(fields, "anthropic", "tool_use_id", "content")
+    if kind == "function_call_output":
+        return ToolResult(fields, "responses", "call_id", "output")
+    if role == "tool":
+        return ToolResult(fields, "openai", "tool_call_id", "content")
+    if role == "function":
+        return ToolResult(fields, "function", None, "content")
+    if kind is None and role is None:
+        # no discriminator: an id of a call plus what it produced (``ToolMessage``, the Assistants
+        # API's ``{"tool_call_id": ..., "output": ...}``, autogen's ``FunctionExecutionResult``)
+        id_key = next((k for k in _ID_KEYS if k in keys), None)
+        content_key = next((k for k in _CONTENT_KEYS if k in keys), None)
+        if id_key and content_key is None:
+            content_key = next((k for k in _PAYLOAD_KEYS if k in keys), None)
+        if id_key and content_key is None and ctx is not None:
+            content_key = _payload_from_tool(ctx, fields, id_key)
+        if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
+            return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
+    if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
+        return ToolResult(fields, "mcp", None, "content")
+    return None
+
+
+def recorded_for_telemetry(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` (perhaps inside a larger literal) is handed to a call that records it for
+    observability: ``self._add_event(span, "tool.message", event_attributes={...})``,
+    ``span.set_attribute(...)``, ``logger.debug(...)``. The model never sees that copy."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Arg):
+            if ancestor.keyword is not None and words(ancestor.keyword.value) & TELEMETRY_WORDS:
+                return True
+        elif isinstance(ancestor, cst.Call):
+            if child is ancestor.func:
+                return False
+            said = set(node_words(ctx, ancestor.func))
+            said.update(
+                w for arg in ancestor.args if isinstance(arg.value, cst.Name) for w in words(arg.value.value)
+            )
+            return bool(said & TELEMETRY_WORDS)
+        elif not isinstance(ancestor, (cst.BaseExpression, cst.BaseElement, cst.BaseDictElement)):
+            return False
+        child = ancestor
+    return False
+
+
+def tool_results(ctx: SourceContext) -> list[ToolResult]:
+    """Every tool result construct in the file (outside test functions), in document order."""
+
+    def compute() -> list[ToolResult]:
+        found = []
+        for node in [*ctx.findall(m.Dict()), *ctx.findall(m.Call())]:
+            fields = fields_of(ctx, node)
+            result = _classify(fields, ctx) if fields else None
+            if result is not None and not in_test(ctx, node) and not recorded_for_telemetry(ctx, node):
+                found.append(result)
+        return found
+
+    return ctx.cached(("tools", "tool_results"), compute)
+
+
+def text_values(ctx: SourceContext, node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The ``text`` of every text block (``{"type": "text", "text": X}``, ``TextContent(...)``,
+    Responses ``input_text``/``output_text``) under ``node``."""
+    found = []
+    for candidate in walk(node):
+        if isinstance(candidate, (cst.Dict, cst.Call)):
+            fields = fields_of(ctx, candidate)
+            kind = string_value(fields.first("type")) if fields else None
+            if fields and kind in ("text", "input_text", "output_text"):
+                found.extend(fields.all("text"))
+    return found
