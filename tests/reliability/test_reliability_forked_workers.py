@@ -140,7 +140,9 @@ def test_a_sigkilled_forked_worker_is_replaced_and_its_job_requeued_once(tmp_pat
         assert set(results) == {j.id for j in [*slow, *quick]}
         assert {r.status for r in results.values()} == {JobEnd.DONE}  # the lost job ran again
         replacement = pool.workers[1]
-        assert replacement.process is not None and replacement.state == "idle"  # spawned, not forked
+        # spawned (a process of the engine's own), not forked; when the other worker ran every job
+        # left, the replacement may still be starting as the run ends (a loaded machine)
+        assert replacement.process is not None and replacement.state in ("starting", "idle")
         assert gone([forked.pid], 5.0)
     finally:
         engine._shutdown(force=False)
