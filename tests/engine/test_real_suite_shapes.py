@@ -1,0 +1,92 @@
+"""Shapes of real projects' own suites that the harness must run as plain pytest does (issue 26).
+
+Each fixture is a small target laid out like the public SDK it stands for: a module a namespace
+package of a src layout loads lazily (a package ``__getattr__`` and ``importlib.import_module``),
+tests under ``anyio.fail_after`` deadlines, a suite with ``filterwarnings = error`` and a plugin
+module imported before pytest could rewrite it. Each run uses hand-written mutants, so the test
+is about the harness, not the operators. ``bench/realsuites/`` runs the real projects.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+from testkit.engine_targets import HandMutant, HandMutants, tree_hash, write_target
+
+from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.runner import Engine, RunStats
+from mutagent.model import RunData, Status
+from mutagent.store import load_run_data
+
+
+def run_engine(root: Path, specs: list[HandMutant], **settings: object) -> tuple[RunStats, RunData, str]:
+    output = io.StringIO()
+    config = EngineConfig(root=root, workers=1, timeout_constant=2.0, **settings)  # type: ignore[arg-type]
+    stats = Engine(config, Console(file=output, width=200), HandMutants(specs)).run()
+    return stats, load_run_data(root), output.getvalue()
+
+
+def statuses(data: RunData) -> dict[str, tuple[Status, str]]:
+    return {m.description: (data.result_of(m).status, data.result_of(m).status_reason) for m in data.mutants}
+
+
+# --- a lazily loaded module of a namespace package in a src layout (issue 26, item 2) ----------
+LAZY = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        pythonpath = ["src"]
+    """,
+    # src/acme has no __init__.py: acme is a namespace package, as mistralai is in its sdist
+    "src/acme/sdk/__init__.py": """
+        import importlib
+
+        _LAZY = {"stream_events": ".events"}
+
+
+        def __getattr__(name):
+            if name in _LAZY:
+                return getattr(importlib.import_module(_LAZY[name], __name__), name)
+            raise AttributeError(name)
+    """,
+    "src/acme/sdk/events.py": """
+        DONE = "[DONE]"
+
+
+        def stream_events(chunks):
+            for chunk in chunks:
+                if chunk == DONE:
+                    return
+                yield chunk
+    """,
+    "tests/test_events.py": """
+        from acme import sdk
+
+
+        def test_stops_at_done():
+            assert list(sdk.stream_events(["a", "[DONE]", "b"])) == ["a"]
+
+
+        def test_passes_chunks_through():
+            assert list(sdk.stream_events(["a", "b"])) == ["a", "b"]
+    """,
+}
+
+
+def test_a_lazily_loaded_module_of_a_namespace_package_is_mutated_not_a_harness_error(tmp_path: Path) -> None:
+    root = write_target(tmp_path / "lazy_sdk", LAZY)
+    before = tree_hash(root)
+    events = "src/acme/sdk/events.py"
+    _, data, output = run_engine(
+        root,
+        [
+            HandMutant(events, "chunk == DONE", "chunk != DONE", description="body"),
+            HandMutant(events, 'DONE = "[DONE]"', 'DONE = "[END]"', description="module level"),
+        ],
+    )
+    found = statuses(data)
+    assert found["body"][0] is Status.KILLED, found
+    assert found["module level"][0] is Status.KILLED, found
+    assert "never imported the mutated module" not in output
+    assert tree_hash(root) == before
