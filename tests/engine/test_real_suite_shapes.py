@@ -90,3 +90,66 @@ def test_a_lazily_loaded_module_of_a_namespace_package_is_mutated_not_a_harness_
     assert found["module level"][0] is Status.KILLED, found
     assert "never imported the mutated module" not in output
     assert tree_hash(root) == before
+
+
+# --- filterwarnings = error, with plugins the zygote imported before pytest (issue 26, item 3) --
+STRICT = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        filterwarnings = ["error"]
+        asyncio_default_fixture_loop_scope = "function"
+    """,
+    "shop/__init__.py": "",
+    "shop/config.py": """
+        import warnings
+
+        LIMIT = 3
+
+
+        def limit():
+            return LIMIT
+    """,
+    # anyio is a pytest11 plugin (pytest marks it for assertion rewriting at start-up): the
+    # baseline imports it from outside the copy, so the zygote preloads it before pytest runs
+    "tests/test_config.py": """
+        import anyio
+
+
+        def test_limit():
+            assert limit_now() == 3
+
+
+        def limit_now():
+            from shop.config import limit
+
+            return limit()
+
+
+        def test_anyio_is_there():
+            assert anyio.get_all_backends()
+    """,
+}
+
+
+def test_filterwarnings_error_keeps_the_zygote_and_still_applies_to_the_tests(tmp_path: Path) -> None:
+    root = write_target(tmp_path / "strict", STRICT)
+    config = "shop/config.py"
+    stats, data, output = run_engine(
+        root,
+        [
+            HandMutant(config, "LIMIT = 3", "LIMIT = 4", description="changed"),
+            # the same value, with a DeprecationWarning at import: only the user's
+            # filterwarnings = error makes it fail the tests (a collection error)
+            HandMutant(
+                config,
+                "LIMIT = 3",
+                'LIMIT = warnings.warn("LIMIT moves", DeprecationWarning) or 3',
+                description="warns",
+            ),
+        ],
+    )
+    found = statuses(data)
+    assert "zygote control run failed" not in output, output
+    assert stats.zygote_imports == 2, (stats.fresh_imports, output)
+    assert found["changed"][0] is Status.KILLED, found
+    assert found["warns"][0] is Status.KILLED, found  # the user's filter still applies
