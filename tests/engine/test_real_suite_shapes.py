@@ -153,3 +153,76 @@ def test_filterwarnings_error_keeps_the_zygote_and_still_applies_to_the_tests(tm
     assert stats.zygote_imports == 2, (stats.fresh_imports, output)
     assert found["changed"][0] is Status.KILLED, found
     assert found["warns"][0] is Status.KILLED, found  # the user's filter still applies
+
+
+# --- anyio deadlines around a lazily loaded part of the SDK (issue 26, item 1) -------------------
+DEADLINES = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        asyncio_default_fixture_loop_scope = "function"
+    """,
+    "sdk/__init__.py": """
+        import importlib
+
+
+        def __getattr__(name):
+            if name == "beta":  # loaded on first use, as mistralai's sub-clients are
+                return importlib.import_module(".beta", __name__)
+            raise AttributeError(name)
+    """,
+    # stands for the SDK's lazily loaded sub-clients: in mistralai 3.7.0 their first import
+    # (hundreds of pydantic models) took 4 to 8 s here, inside the tests' anyio.fail_after(1)
+    "sdk/beta.py": """
+        import time
+
+        import anyio
+
+        time.sleep(1.5)
+
+
+        async def ping():
+            await anyio.sleep(0.01)  # a request's await: where a passed deadline cancels
+            return "pong"
+    """,
+    "tests/conftest.py": """
+        import pytest
+
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+    """,
+    "tests/test_beta.py": """
+        import anyio
+        import pytest
+
+        import sdk
+
+
+        @pytest.mark.anyio
+        async def test_the_client_answers():
+            assert await sdk.beta.ping() == "pong"
+
+
+        @pytest.mark.anyio
+        async def test_the_client_answers_quickly():
+            with anyio.fail_after(1):
+                assert await sdk.beta.ping() == "pong"
+    """,
+}
+
+
+def test_a_deadline_test_after_a_lazy_import_is_not_flagged_flaky(tmp_path: Path) -> None:
+    """In plain pytest the second test runs after the first imported ``sdk.beta`` (a suite's
+    collection or earlier tests do that for an SDK's lazy modules) and takes milliseconds. Each
+    forked child started from the worker's state after collection, without ``sdk.beta``, so the
+    control run of that test alone imported it inside its one-second deadline: TimeoutError, a
+    false flaky. The workers now load what the baseline's tests imported of the target too."""
+    root = write_target(tmp_path / "deadlines", DEADLINES)
+    stats, data, output = run_engine(
+        root, [HandMutant("sdk/beta.py", 'return "pong"', 'return "pang"', description="body")]
+    )
+    assert "flaky" not in output, output
+    found = statuses(data)
+    assert found["body"][0] is Status.KILLED, found
+    assert stats.fresh_imports == 0, found  # the lazily loaded function is swapped in the worker

@@ -176,7 +176,7 @@ class Worker:
         self.warm_file_read = True
         self.fresh_imports.use_zygote(plan.get("zygote"))
         started = time.monotonic()
-        built = self._load(plan.get("preload", []), plan.get("models", []))
+        built = self._load([*plan.get("preload", []), *plan.get("targets", [])], plan.get("models", []))
         return {
             "models_built": built + self.preloaded[0],
             "seconds": time.monotonic() - started + self.preloaded[1],
@@ -207,13 +207,22 @@ class Worker:
         if plan is None:
             return
         started = time.monotonic()
-        built = self._import_and_build(plan.get("preload", []), plan.get("models", []))
+        built = self._import_and_build(
+            [*plan.get("preload", []), *plan.get("targets", [])], plan.get("models", [])
+        )
         self.preloaded = (built, time.monotonic() - started)
 
     def _learn(self, measured: dict[str, Any]) -> None:
-        """After a baseline test: load what its child loaded, so that later children need not."""
-        if measured.get("modules") or measured.get("models"):
-            self._load(measured.get("modules", []), measured.get("models", []))
+        """After a baseline test: load what its child loaded, so that later children need not.
+
+        That includes the target's own modules a test imported lazily: a plain pytest session
+        has them loaded after the first test that needed them, while each forked child would
+        import them again, inside its first test (inside an ``anyio.fail_after(1)`` there, an
+        SDK's lazily loaded sub-clients and their pydantic models took seconds: a false flaky),
+        and their functions would not be in the index (a fresh import for every mutant)."""
+        modules = [*measured.get("modules", []), *measured.get("targets", [])]
+        if modules or measured.get("models"):
+            self._load(modules, measured.get("models", []))
 
     def _import_and_build(self, modules: list[str], models: list[str]) -> int:
         """Import ``modules`` (until one starts a thread, ever after: see ``worker_fork``) and build

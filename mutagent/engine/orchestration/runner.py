@@ -542,6 +542,7 @@ class Engine:
             return
         warm = {
             "preload": baseline.preload,
+            "targets": baseline.targets,
             "models": baseline.models,
             "zygote": self._zygote_config(workspace, baseline),
         }
