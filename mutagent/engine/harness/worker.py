@@ -169,6 +169,12 @@ class Worker:
 
         Read from the engine's warm-up file at the first job that finds it: the worker starts
         before the baseline that finds these out has run (then ``_learn`` does it test by test).
+        The file also names the copy's own modules the baseline's tests imported lazily: a plain
+        pytest session has them loaded after the first test that needed them, while each forked
+        child would import them again inside its first test (inside an ``anyio.fail_after(1)``
+        there, an SDK's lazily loaded sub-clients and their pydantic models took seconds: a
+        false flaky), and their functions would be missing from the index (a fresh import for
+        every mutant). The zygote never loads them.
         """
         plan = self._read_warm_file()
         if plan is None:
@@ -215,14 +221,11 @@ class Worker:
     def _learn(self, measured: dict[str, Any]) -> None:
         """After a baseline test: load what its child loaded, so that later children need not.
 
-        That includes the target's own modules a test imported lazily: a plain pytest session
-        has them loaded after the first test that needed them, while each forked child would
-        import them again, inside its first test (inside an ``anyio.fail_after(1)`` there, an
-        SDK's lazily loaded sub-clients and their pydantic models took seconds: a false flaky),
-        and their functions would not be in the index (a fresh import for every mutant)."""
-        modules = [*measured.get("modules", []), *measured.get("targets", [])]
-        if modules or measured.get("models"):
-            self._load(modules, measured.get("models", []))
+        Third-party modules only: the copy's modules a test imported lazily are loaded from the
+        warm-up file once the measured batches are done (``_warm_up``), so that every batch
+        measures the import-time lines of those modules as a plain session runs them."""
+        if measured.get("modules") or measured.get("models"):
+            self._load(measured.get("modules", []), measured.get("models", []))
 
     def _import_and_build(self, modules: list[str], models: list[str]) -> int:
         """Import ``modules`` (until one starts a thread, ever after: see ``worker_fork``) and build

@@ -186,6 +186,24 @@ class ForkedBaseline:
         self.targets.update(dict.fromkeys(measured.get("targets", [])))
         self.models.update(measured.get("models", []))
 
+    def failed(self) -> list[str]:
+        """Tests whose measured batch did not end green (in collection order)."""
+        return [
+            n for n in self.collected if self.records.get(n, {}).get("outcome") not in ("passed", "skipped")
+        ]
+
+    def warm_up(self) -> Baseline:
+        """What the batches so far say to load before forking (``Baseline`` for its warm-up
+        fields only): the start-up's and the children's third-party modules and models, and the
+        copy's modules the children imported lazily."""
+        preload = list(self.imports.get("preload", []))
+        known = set(preload)
+        preload += [m for m in self.modules if m not in known]
+        models = sorted(set(self.imports.get("models", [])) | self.models)
+        return Baseline(
+            tests={}, order=[], coverage={}, preload=preload, targets=list(self.targets), models=models
+        )
+
     def baseline(self) -> Baseline | None:
         outcomes = [self.records.get(n, {}).get("outcome") for n in self.collected]
         if "passed" not in outcomes or any(o not in ("passed", "skipped") for o in outcomes):
