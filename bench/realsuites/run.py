@@ -11,7 +11,8 @@ dependencies and this checkout of mutagent, editable), run plain pytest on the s
 * no test is flagged flaky that plain pytest does not reproduce: each flagged test is run again
   alone in plain pytest; one that passes there is a false flaky;
 * every run gives every mutant the same status;
-* the project's tree is byte-identical afterwards (``.mutagent/`` aside).
+* the project's tree is byte-identical afterwards (``.mutagent/`` aside) to what it was after
+  plain pytest (which may write files of its own: inline-snapshot's ``.inline-snapshot/``).
 
 It prints, per project, mutagent's wall time over plain pytest's and the mutants per minute, and
 writes every figure to ``--out`` (JSON). ``--engine DIR`` runs mutagent from another checkout (put
@@ -270,6 +271,7 @@ class ProjectResult:
     reproduced_flaky: list[str] = field(default_factory=list)
     differing: list[str] = field(default_factory=list)
     tree_unchanged: bool = True
+    plain_wrote: list[str] = field(default_factory=list)  # files plain pytest itself left in the tree
     error: str = ""
 
     @property
@@ -309,10 +311,12 @@ def bench(project: Project, runs: int, engine: Path | None) -> ProjectResult:
     except BenchError as exc:
         result.error = str(exc)
         return result
-    before = tree_digest(tree)
+    pristine = tree_digest(tree)
     result.plain_wall, code, result.plain_closing = plain_pytest(
         python, tree, project, shlex.split(project.tests)
     )
+    before = tree_digest(tree)  # what mutagent must leave as it is (plain pytest's own files included)
+    result.plain_wrote = sorted(set(before) - set(pristine))
     counted = re.search(r"(\d+) passed", result.plain_closing)
     result.tests = int(counted.group(1)) if counted else 0
     console.print(f"{project.name}: plain pytest {result.plain_wall:.1f}s ({result.plain_closing})")
