@@ -186,6 +186,35 @@ def _changed_lines(ctx: SourceContext, patch: TextPatch) -> range:
     return range(first + 1, last + 2)
 
 
+def _offset_location(source: str, offset: int) -> tuple[int, int]:
+    """(1-based line, 0-based column) of a character offset of ``source``."""
+    line_start = source.rfind("\n", 0, offset) + 1
+    return source.count("\n", 0, offset) + 1, offset - line_start
+
+
+def _edited_location(source: str, patch: TextPatch) -> Location:
+    """Where a block mutation really edits the file: the span of the original text the patch
+    changes, from the first changed character (past the indentation of its line) to the last.
+
+    A mutation anchored on a whole block (a key made once before a retry loop, now made again at
+    the top of each attempt, rebuilds the function's body) would otherwise be located at the
+    block's first statement: reported at a line it never touches, and taken for code spanning
+    the whole body. An insertion is a point: where the new text goes.
+    """
+    before = source[patch.start : patch.end]
+    after = patch.text
+    prefix = _common_length(before, after, from_end=False)
+    limit = min(len(before), len(after)) - prefix
+    suffix = min(_common_length(before, after, from_end=True), limit)
+    start = patch.start + prefix
+    end = max(start, patch.start + len(before) - suffix)
+    line_start = source.rfind("\n", 0, start) + 1
+    if end > start and not source[line_start:start].strip():  # inside the indentation: skip it
+        text = source[line_start:end]
+        start = min(end, line_start + len(text) - len(text.lstrip(" \t")))
+    return Location(*_offset_location(source, start), *_offset_location(source, end))
+
+
 def _header_comment(block: cst.CSTNode) -> cst.Comment | None:
     """The comment after a block header's colon (``if x:  # here``), wherever that line is."""
     body = getattr(block, "body", None)
@@ -283,15 +312,18 @@ def generate_for_source(
             occurrence = seen[key]
             seen[key] += 1
             position = ctx.position(mutation.node)
+            location = Location(
+                position.start.line, position.start.column, position.end.line, position.end.column
+            )
+            if isinstance(mutation.node, cst.BaseSuite | cst.Module):  # a block: where it really edits
+                location = _edited_location(source, patch)
             mutants.append(
                 Mutant(
                     id=mutant_id(file, scope, operator.name, original, replacement, occurrence),
                     operator=operator.name,
                     file=file,
                     scope=scope,
-                    location=Location(
-                        position.start.line, position.start.column, position.end.line, position.end.column
-                    ),
+                    location=location,
                     original=original,
                     replacement=replacement,
                     description=mutation.description,

@@ -153,6 +153,67 @@ def test_non_ascii_columns_are_characters() -> None:
     assert locus.levels == (("<lambda>", 1),)
 
 
+# A client whose request() makes the idempotency key once, before its retry loop, in a class
+# whose body and module read values at import time (issue 26: the per-attempt key mutant was run
+# as an import-time mutant and reported at ``cast_to = ...``, a line it never edits).
+CLIENT = textwrap.dedent("""
+    import uuid
+
+    DEFAULT_MAX_RETRIES = 2
+
+
+    class Client:
+        max_retries = DEFAULT_MAX_RETRIES
+        idempotency_header = "Idempotency-Key"
+
+        def _idempotency_key(self):
+            return f"retry-{uuid.uuid4()}"
+
+        def request(self, cast_to, options):
+            cast_to = self._maybe_override_cast_to(cast_to, options)
+            if options.idempotency_key is None and options.method != "get":
+                options.idempotency_key = self._idempotency_key()
+            for retries_taken in range(self.max_retries + 1):
+                remaining = self.max_retries - retries_taken
+                try:
+                    return self._send(cast_to, options, remaining)
+                except TimeoutError:
+                    continue
+""").lstrip("\n")
+
+
+def test_a_block_mutation_in_a_method_body_is_located_at_its_edit_and_swaps_the_method() -> None:
+    from mutagent.mutation.generate import generate_for_source
+    from mutagent.mutation.registry import select_operators
+
+    (mutant,) = [
+        m
+        for m in generate_for_source(CLIENT, "client.py", select_operators("ignore-idempotency-key"))
+        if "per attempt" in m.description
+    ]
+    edited = CLIENT.count("\n", 0, CLIENT.index("remaining = self.max_retries")) + 1
+    assert (mutant.location.start_line, mutant.location.end_line) == (edited, edited)  # not cast_to's line
+    mutated = mutant.mutated_source(CLIENT).splitlines()
+    assert mutated[edited - 1].strip() == "options.idempotency_key = self._idempotency_key()"
+    locus = locate(SourceMap(CLIENT), mutant.location)
+    request = CLIENT.count("\n", 0, CLIENT.index("def request")) + 1
+    assert locus.levels == (("request", request),)  # a code swap of the method, not a fresh import
+    assert not locus.file_wide and locus.lines == {edited}
+
+
+def test_an_edit_over_several_statements_of_a_method_body_swaps_the_method() -> None:
+    start, end = CLIENT.index("if options.idempotency_key"), CLIENT.index("remaining = ")
+    location = Location(
+        CLIENT.count("\n", 0, start) + 1, 8, CLIENT.count("\n", 0, end) + 1, 8 + len("remaining")
+    )
+    locus = locate(SourceMap(CLIENT), location)
+    assert [name for name, _ in locus.levels] == ["request"]
+    assert not locus.file_wide
+    first = CLIENT.count("\n", 0, start) + 1
+    assert {first, first + 1, first + 2} <= locus.lines  # the if, its body and the loop header
+    assert CLIENT.count("\n", 0, CLIENT.index("cast_to = self")) + 1 not in locus.lines
+
+
 def test_import_graph_follows_relative_and_transitive_imports() -> None:
     files = {
         "pkg/__init__.py": "from .api import serve\n",

@@ -6,7 +6,8 @@ and checks that each test behaves there (what a separate control run used to do)
 the child's side: coverage.py runs for exactly one test (its own threads included, coverage's
 default thread support), and the child reports the third-party modules it imported and the
 pydantic models it built on top of what the worker already had, so that the worker and the
-zygote can load them once before forking instead of in every child (see ``warm``).
+zygote can load them once before forking instead of in every child (see ``warm``), and the
+modules of the target copy it imported lazily, which the workers (never the zygote) load too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import coverage
 
-from mutagent.engine.harness.pytest_support import external_modules
+from mutagent.engine.harness.pytest_support import copy_modules, external_modules
 from mutagent.engine.harness.warm import complete_models
 
 
@@ -57,7 +58,8 @@ class ChildProbe:
         loaded = {n: m for n, m in list(sys.modules.items()) if n not in self.modules_before}
         modules = external_modules(loaded, self.root)  # only the new ones: a realpath per module is slow
         models = sorted(set(complete_models(self.root)) - self.models_before)
-        return {"lines": lines, "modules": modules, "models": models}
+        targets = copy_modules(loaded, self.root)
+        return {"lines": lines, "modules": modules, "models": models, "targets": targets}
 
 
 def measure_imports_start(sources: dict[str, str]) -> coverage.Coverage:

@@ -101,6 +101,36 @@ def module_under(module: Any, real_root: str) -> bool:
     return any(path and os.path.realpath(str(path)).startswith(real_root) for path in paths)
 
 
+def _is_test_path(relative: str) -> bool:
+    """A test file or conftest by the path rules of ``selection.discover.is_test_file`` (the
+    harness stays import-light)."""
+    parts = relative.split(os.sep)
+    name = parts[-1]
+    return (
+        name == "conftest.py"
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or any(part in ("tests", "test") for part in parts[:-1])
+    )
+
+
+def copy_modules(modules: dict[str, Any], root: str) -> list[str]:
+    """Names of the imported modules of the target copy under ``root`` that are not tests, in
+    import order: what a test imported lazily (a package ``__getattr__``, an import inside a
+    function) and the workers then load once, as a plain pytest session has them loaded after
+    the first test that needed them."""
+    real_root = os.path.realpath(root) + os.sep
+    names = []
+    for name, module in list(modules.items()):
+        path = getattr(module, "__file__", None)
+        if module is None or not path or name in ("__main__", "__mp_main__"):
+            continue
+        real = os.path.realpath(str(path))
+        if real.startswith(real_root) and not _is_test_path(real[len(real_root) :]):
+            names.append(name)
+    return names
+
+
 def external_modules(modules: dict[str, Any], root: str) -> list[str]:
     """Names of the imported modules that live outside ``root`` (the target copy), in import order.
 

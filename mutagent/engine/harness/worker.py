@@ -169,6 +169,12 @@ class Worker:
 
         Read from the engine's warm-up file at the first job that finds it: the worker starts
         before the baseline that finds these out has run (then ``_learn`` does it test by test).
+        The file also names the copy's own modules the baseline's tests imported lazily: a plain
+        pytest session has them loaded after the first test that needed them, while each forked
+        child would import them again inside its first test (inside an ``anyio.fail_after(1)``
+        there, an SDK's lazily loaded sub-clients and their pydantic models took seconds: a
+        false flaky), and their functions would be missing from the index (a fresh import for
+        every mutant). The zygote never loads them.
         """
         plan = self._read_warm_file()
         if plan is None:
@@ -176,7 +182,7 @@ class Worker:
         self.warm_file_read = True
         self.fresh_imports.use_zygote(plan.get("zygote"))
         started = time.monotonic()
-        built = self._load(plan.get("preload", []), plan.get("models", []))
+        built = self._load([*plan.get("preload", []), *plan.get("targets", [])], plan.get("models", []))
         return {
             "models_built": built + self.preloaded[0],
             "seconds": time.monotonic() - started + self.preloaded[1],
@@ -207,11 +213,17 @@ class Worker:
         if plan is None:
             return
         started = time.monotonic()
-        built = self._import_and_build(plan.get("preload", []), plan.get("models", []))
+        built = self._import_and_build(
+            [*plan.get("preload", []), *plan.get("targets", [])], plan.get("models", [])
+        )
         self.preloaded = (built, time.monotonic() - started)
 
     def _learn(self, measured: dict[str, Any]) -> None:
-        """After a baseline test: load what its child loaded, so that later children need not."""
+        """After a baseline test: load what its child loaded, so that later children need not.
+
+        Third-party modules only: the copy's modules a test imported lazily are loaded from the
+        warm-up file once the measured batches are done (``_warm_up``), so that every batch
+        measures the import-time lines of those modules as a plain session runs them."""
         if measured.get("modules") or measured.get("models"):
             self._load(measured.get("modules", []), measured.get("models", []))
 

@@ -14,6 +14,12 @@ arguments a fresh ``python -m pytest`` would get (the ``fresh_import_plugin`` am
 mutated module from memory). The zygote itself never runs a test and never imports the target,
 so every child starts from the same clean state.
 
+pytest marks its plugins' modules for assertion rewriting when it starts, and warns about each one
+already imported ("Module already imported so cannot be rewritten"): in a zygote child they all
+are, imported by the preload, not by the user. Under ``filterwarnings = error`` that warning
+would fail every child at start-up, so each child's pytest gets one ``-W ignore`` per such
+module, naming it: the user's filters keep applying to everything else, their tests included.
+
 Protocol (``protocol.send``/``recv`` over two pipes, ``MUTAGENT_ZYGOTE_FDS``; the messages are in
 ``harness/events.py``): the zygote sends ``ZygoteReady`` (or ``ZygoteFatal``), then for each
 ``ForkRequest`` ``Forked`` (the child's pid, which is also its process group) and, once the child
@@ -52,7 +58,60 @@ def contamination(root: str) -> list[str]:
     return [name for name, module in list(sys.modules.items()) if module_under(module, real_root)]
 
 
-def _child(request: ForkRequest, close_fds: tuple[int, ...], parent: int) -> None:
+REWRITE_WARNING = "Module already imported so cannot be rewritten; "
+
+
+class _MarkedNames:
+    """Stands for pytest's assertion-rewriting hook: records the names pytest marks."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def mark_rewrite(self, *names: str) -> None:
+        self.names.update(names)
+
+
+def preloaded_plugins() -> list[str]:
+    """The modules pytest marks for assertion rewriting at start-up (its plugins' distributions,
+    found by pytest's own ``Config._mark_plugins_for_rewrite``) that the preload imported already."""
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return []
+    marked = _MarkedNames()
+    try:
+        from types import SimpleNamespace
+
+        from _pytest.config import Config
+
+        Config._mark_plugins_for_rewrite(SimpleNamespace(pluginmanager=SimpleNamespace()), marked, False)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - another pytest: its children warn as before, nothing worse
+        return []
+    return sorted(marked.names & set(sys.modules))
+
+
+def rewrite_warning_filters(plugins: list[str], args: tuple[str, ...]) -> list[str]:
+    """``-W`` options ignoring pytest's already-imported warning for exactly the modules the
+    zygote imported before pytest could rewrite them: ``plugins`` and the ``-p`` plugins of
+    ``args`` that are loaded."""
+    names = list(plugins)
+    for position, arg in enumerate(args):
+        name = (
+            args[position + 1]
+            if arg == "-p" and position + 1 < len(args)
+            else arg[2:]
+            if arg[:2] == "-p"
+            else ""
+        )
+        if name and not name.startswith("no:") and name in sys.modules and name not in names:
+            names.append(name)
+    filters: list[str] = []
+    for name in names:
+        filters += ["-W", f"ignore:{REWRITE_WARNING}{name}:pytest.PytestAssertRewriteWarning"]
+    return filters
+
+
+def _child(
+    request: ForkRequest, close_fds: tuple[int, ...], parent: int, plugins: list[str] | None = None
+) -> None:
     """Body of one forked run; never returns. Its exit status is pytest's exit code, 70 when the
     harness itself failed (the worker then reports a RuntimeError, never a kill)."""
     status = 70
@@ -65,8 +124,9 @@ def _child(request: ForkRequest, close_fds: tuple[int, ...], parent: int) -> Non
         os.environ.update(request.env)
         import pytest
 
-        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request.args]
-        status = int(pytest.main(list(request.args)))
+        args = [*rewrite_warning_filters(plugins or [], request.args), *request.args]
+        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
+        status = int(pytest.main(args))
     except SystemExit as exc:  # raised past pytest (by a plugin, say): what ``python -m`` would exit with
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: B036 - the child must report and exit, whatever happened
@@ -81,7 +141,7 @@ def _child(request: ForkRequest, close_fds: tuple[int, ...], parent: int) -> Non
         os._exit(status)
 
 
-def serve(in_fd: int, out_fd: int) -> None:
+def serve(in_fd: int, out_fd: int, plugins: list[str] | None = None) -> None:
     """Fork one child per request, report its pid and then its wait status, until told to stop."""
     while True:
         message = zygote_message_from_wire(recv(in_fd))
@@ -92,7 +152,7 @@ def serve(in_fd: int, out_fd: int) -> None:
         me = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(message, (in_fd, out_fd), me)
+            _child(message, (in_fd, out_fd), me, plugins)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         except OSError:
@@ -119,6 +179,7 @@ def main(argv: list[str]) -> int:
     import pytest  # noqa: F401 - the children call pytest.main; importing it once is the point
 
     build_models(config.get("models", []))
+    plugins = preloaded_plugins()
 
     problem = None
     leaked = contamination(config["root"])
@@ -140,7 +201,7 @@ def main(argv: list[str]) -> int:
         cpu=time.process_time(),
     )
     send(out_fd, ready.to_wire())
-    serve(in_fd, out_fd)
+    serve(in_fd, out_fd, plugins)
     return 0
 
 

@@ -40,6 +40,8 @@ class Baseline:
     # older cached baseline), which makes every module-level mutant use the broad test selection
     import_lines: dict[str, list[int]] | None = None
     preload: list[str] = field(default_factory=list)  # modules imported from outside the copy
+    # modules of the copy the tests imported lazily: the workers load them (never the zygote)
+    targets: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # pydantic models built (module:qualname)
     zygote_control: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> zygote outcome
     faults: list[dict[str, Any]] = field(default_factory=list)  # what fake_model served each test
@@ -79,6 +81,7 @@ class Baseline:
             "imported": self.imported,
             "import_lines": self.import_lines,
             "preload": self.preload,
+            "targets": self.targets,
             "models": self.models,
             "zygote_control": self.zygote_control,
             "faults": self.faults,
@@ -98,6 +101,7 @@ class Baseline:
             imported=data.get("imported", []),
             import_lines=data.get("import_lines"),
             preload=data.get("preload", []),
+            targets=data.get("targets", []),
             models=data.get("models", []),
             zygote_control=data.get("zygote_control", {}),
             faults=data.get("faults", []),
@@ -159,6 +163,7 @@ class ForkedBaseline:
         self.control: dict[str, dict[str, Any]] = {}
         self.lines: dict[str, dict[int, list[str]]] = {}
         self.modules: dict[str, None] = {}  # in the order the children first loaded them
+        self.targets: dict[str, None] = {}  # the copy's modules the children loaded, likewise
         self.models: set[str] = set()
 
     @staticmethod
@@ -178,7 +183,26 @@ class ForkedBaseline:
             for number, tests in by_line.items():
                 per_line.setdefault(int(number), []).extend(tests)
         self.modules.update(dict.fromkeys(measured.get("modules", [])))
+        self.targets.update(dict.fromkeys(measured.get("targets", [])))
         self.models.update(measured.get("models", []))
+
+    def failed(self) -> list[str]:
+        """Tests whose measured batch did not end green (in collection order)."""
+        return [
+            n for n in self.collected if self.records.get(n, {}).get("outcome") not in ("passed", "skipped")
+        ]
+
+    def warm_up(self) -> Baseline:
+        """What the batches so far say to load before forking (``Baseline`` for its warm-up
+        fields only): the start-up's and the children's third-party modules and models, and the
+        copy's modules the children imported lazily."""
+        preload = list(self.imports.get("preload", []))
+        known = set(preload)
+        preload += [m for m in self.modules if m not in known]
+        models = sorted(set(self.imports.get("models", [])) | self.models)
+        return Baseline(
+            tests={}, order=[], coverage={}, preload=preload, targets=list(self.targets), models=models
+        )
 
     def baseline(self) -> Baseline | None:
         outcomes = [self.records.get(n, {}).get("outcome") for n in self.collected]
@@ -201,6 +225,7 @@ class ForkedBaseline:
             },
             import_lines=import_lines,
             preload=preload,
+            targets=list(self.targets),
             models=sorted(set(self.imports.get("models", [])) | self.models),
         )
 

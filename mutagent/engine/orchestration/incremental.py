@@ -77,6 +77,7 @@ class Increment:
             },
             import_lines=import_lines,
             preload=preload,
+            targets=[*previous.targets, *(m for m in measured.targets if m not in set(previous.targets))],
             models=sorted(set(previous.models) | set(measured.models)),
             unchecked=list(measured.unchecked),  # their controls come with the mutants
             zygote_control={n: r for n, r in previous.zygote_control.items() if n not in again},

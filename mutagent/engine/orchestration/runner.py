@@ -468,6 +468,7 @@ class Engine:
         )
         with RunProgress(self.console, runs * len(collected), label, show_counts=False) as progress:
             pool.run(jobs, on_result)
+        self._measure_warm_again(pool, measured)
         baseline = measured.baseline()
         if baseline is not None and defer_control:
             plain = baseline.tests
@@ -477,6 +478,33 @@ class Engine:
             baseline.unchecked = list(collected)
             self._deferred_controls = controls
         return baseline
+
+    def _measure_warm_again(self, pool: Pool, measured: ForkedBaseline) -> None:
+        """Measure once more, each alone in a warm worker, the tests that failed in their batch
+        when the batches found modules of the copy the tests import lazily.
+
+        A batch's child starts from its worker's state after collection: a test that a plain
+        session runs after another test imported part of the target lazily (an SDK's sub-clients,
+        seconds of pydantic models) imported it again itself, inside its own deadline
+        (``anyio.fail_after(1)``). Every later child (control run, mutants) starts warm, with
+        those modules loaded (``Worker._warm_up``): the test is measured in that state, and
+        only its outcome there says whether the suite is green in the harness."""
+        failed = measured.failed()
+        warm = measured.warm_up()
+        if not failed or not warm.targets:
+            return
+        self._write_warm_up(warm)
+
+        def on_result(job: Job, result: JobResult) -> None:
+            self.stats.record_cpu("baseline", result)
+            measured.add(job.data[1], result)
+
+        again = [
+            Job(f"warm:{nodeid}", JobSpec.plain([nodeid], BASELINE_TIMEOUT, measure_baseline=True),
+                watchdog=BASELINE_TIMEOUT, data=("baseline", [nodeid]))
+            for nodeid in failed
+        ]  # fmt: skip
+        pool.run(again, on_result)
 
     def _plain_baseline(self, running: RunningBaseline) -> Baseline:
         baseline = running.wait()
@@ -549,6 +577,7 @@ class Engine:
             return
         warm = {
             "preload": baseline.preload,
+            "targets": baseline.targets,
             "models": baseline.models,
             "zygote": self._zygote_config(workspace, baseline),
         }

@@ -98,6 +98,14 @@ def _in_body(scope: ast.AST, child: ast.AST | None) -> bool:
     return any(child is statement for statement in scope.body)  # type: ignore[attr-defined]
 
 
+def _spans_body(smap: SourceMap, scope: ast.FunctionDef | ast.AsyncFunctionDef, location: Location) -> bool:
+    """Whether ``location`` lies within the statements of ``scope``'s body (not its header)."""
+    first, last = smap.span(scope.body[0])[0], smap.span(scope.body[-1])[1]
+    return (
+        first <= (location.start_line, location.start_col) and (location.end_line, location.end_col) <= last
+    )
+
+
 def _body_lines(scope: ast.AST) -> set[int]:
     if isinstance(scope, ast.Lambda):
         return set(range(scope.body.lineno, (scope.body.end_lineno or scope.body.lineno) + 1))
@@ -134,6 +142,14 @@ def locate(smap: SourceMap, location: Location) -> Locus:
         child = chain[position + 1] if position + 1 < len(chain) else None
         if isinstance(node, (ast.stmt, ast.ExceptHandler)):
             statement = node
+        if child is None and isinstance(node, FUNCTIONS[:2]) and _spans_body(smap, node, location):
+            # an edit over several statements of a def's body (a block mutation): still its body
+            levels.append((node.name, first_line(node)))
+            for inner in node.body:
+                if inner.lineno <= location.end_line and location.start_line <= (inner.end_lineno or 0):
+                    lines |= _statement_lines(inner, location)
+            statement = None
+            break
         if isinstance(node, SCOPES):
             if _in_body(node, child):
                 if isinstance(node, FUNCTIONS):

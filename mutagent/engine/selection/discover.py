@@ -3,6 +3,8 @@
 Module names follow pytest's ``prepend`` import mode: walk up from a file while the directory has
 an ``__init__.py``; the first directory without one is the import root. ``sample_agent/`` is itself
 a package, so its import root is the target's parent and ``loop.py`` is ``sample_agent.loop``.
+Below a ``src`` directory, directories without an ``__init__.py`` are namespace packages (PEP 420):
+``src/acme/sdk/events.py`` is ``acme.sdk.events`` with ``src`` as its import root.
 """
 
 from __future__ import annotations
@@ -86,6 +88,12 @@ class Target:
                 return ".".join(names), ""
             directory = directory.parent
             depth -= 1
+        if "src" in parts[:depth] and parts[depth - 1] != "src":
+            # a namespace package (PEP 420: no __init__.py) inside a src layout: src/acme/sdk/x.py
+            # is acme.sdk.x, as the src directory on sys.path imports it, not sdk.x
+            src = depth - 1 - parts[:depth][::-1].index("src")
+            names[:0] = parts[src + 1 : depth]
+            depth = src + 1
         return ".".join(names), PurePosixPath(self.root.name, *parts[:depth]).as_posix()
 
     def import_roots(self) -> list[str]:
