@@ -136,13 +136,13 @@ def render_mutant(run_data: RunData, mutant: Mutant, *, details: bool = False) -
     elif status.scored:
         parts.append(Text("covered by: no test reaches this code", style="red"))
     hint = hint_for(run_data, mutant)
-    if hint:
-        advice, _, script = hint.partition("\n")
-        parts.append(Text.assemble(("hint: ", "bold cyan"), advice))
-        if script:
-            parts.append(
-                Syntax(script, "python", theme="ansi_dark", background_color="default", word_wrap=True)
-            )
+    if hint.advice:
+        parts.append(Text.assemble(("hint: ", "bold cyan"), hint.advice))
+    if hint.code:  # only a test mutagent ran on the original and on this mutant
+        parts.append(Text(hint.verified, style="green"))
+        parts.append(
+            Syntax(hint.code, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+        )
     reason = mutant.ignored_reason if status is Status.IGNORED else None
     reason = reason or result.status_reason
     if details and reason:
