@@ -22,15 +22,19 @@ def fake_model(request: pytest.FixtureRequest) -> Iterator[FakeModelServer]:
     Teardown fails the test when a request went beyond the script, broke the tool-call
     invariants, or the server hit an internal error: one request too many is always red.
     """
+    from mutagent.fakeserver import inject
     from mutagent.fakeserver.faultlog import attach
     from mutagent.fakeserver.server import FakeModelServer
 
     server = FakeModelServer().start()
     attach(server, request.node.nodeid)  # mutagent's baseline: log what this test scripts
+    record = inject.attach(server, request.node.nodeid)  # mutagent's fault exploration
     try:
         yield server
     finally:
         server.close()
+        if record is not None:
+            record()
     problems = server.problems()
     if problems:
         pytest.fail("fake_model: " + "\n  ".join(["problems found:", *problems]), pytrace=False)
