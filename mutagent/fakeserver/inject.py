@@ -12,8 +12,10 @@ shows what it does instead.
 The test's code is not touched. When ``MUTAGENT_EXPLORE`` holds a JSON object ``{"fault": ...,
 "record": PATH}``, the ``fake_model`` fixture hands the fault to its server (``attach``) and, at
 teardown, writes to ``PATH`` what happened: whether the fault was served, its Python spelling
-(``b.http_error(429, headers={"retry-after": "1"})``, for a test that scripts it), and every
-request the agent sent with its arrival time, body digest and outcome. Without the variable
+(``b.http_error(429, headers={"retry-after": "1"})``, for a test that scripts it), every
+request the agent sent with its arrival time, body digest and outcome, and what the test's call
+raised with the frames it passed through (the plugin keeps it: an error escaping the agent's
+code is a crash, one the test's own code raises is not). Without the variable
 nothing is attached and a suite's own runs pay nothing.
 """
 
@@ -219,16 +221,19 @@ class Inserter:
     def __init__(self, fault: Fault) -> None:
         self.fault = fault
         self.served: Behaviour | None = None
+        self.request = -1  # the index of the request the fault answered
         self.misfit = ""  # why the fault did not fit the step it was meant for
 
-    def __call__(self, step: int, scripted: Behaviour, dialect: Any, stream: bool) -> Behaviour | None:
+    def __call__(
+        self, step: int, scripted: Behaviour, dialect: Any, stream: bool, request: int = -1
+    ) -> Behaviour | None:
         if self.served is not None or self.misfit or step != self.fault.at:
             return None
         behaviour = faulted(self.fault, scripted, dialect, stream)
         if behaviour is None:
             self.misfit = f"{self.fault.label} does not fit step {step + 1} ({scripted.name})"
             return None
-        self.served = behaviour
+        self.served, self.request = behaviour, request
         return behaviour
 
 
@@ -267,7 +272,7 @@ def attach(server: Any, nodeid: str) -> Any:
     if inserter is not None:
         server.insert_fault(inserter)
 
-    def write() -> None:
+    def write(raised: dict[str, Any] | None = None) -> None:
         served = inserter.served if inserter is not None else None
         record = {
             "test": nodeid,
@@ -275,9 +280,11 @@ def attach(server: Any, nodeid: str) -> Any:
             "fired": served is not None,
             "misfit": inserter.misfit if inserter is not None else "",
             "inserted": source_of(served) if served is not None else "",
+            "fault_request": inserter.request if inserter is not None else -1,
             "requests": request_log(server),
             "problems": server.problems(),
             "steps": server.scripted_steps,
+            "raised": raised,  # what the test's call raised, and through which frames
         }
         try:
             with open(path, "w", encoding="utf-8") as handle:

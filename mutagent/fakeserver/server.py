@@ -276,7 +276,7 @@ class FakeModelServer:
         return self.script(load_transcript(path, time_scale=time_scale))
 
     def insert_fault(self, inserter: Any) -> FakeModelServer:
-        """Consult ``inserter(step, scripted, dialect, stream)`` before serving each scripted step:
+        """Consult ``inserter(step, scripted, dialect, stream, request_index)`` before each scripted step:
         a behaviour it returns is served instead, and the step stays in the script (mutagent's
         fault exploration, see ``mutagent.fakeserver.inject``)."""
         with self._lock:
@@ -499,7 +499,7 @@ class FakeModelServer:
         if self._inserter is not None:
             dialect = dialect_for_path(request.path)
             stream = isinstance(request.body, dict) and request.body.get("stream") is True
-            fault = self._inserter(self._steps_served, step, dialect, stream)
+            fault = self._inserter(self._steps_served, step, dialect, stream, request.index)
             if fault is not None:
                 return fault
         self._steps_served += 1

@@ -141,4 +141,5 @@ def test_the_fixture_inserts_the_explored_fault_and_records_the_requests(tmp_pat
     assert data["fired"] and data["inserted"] == "b.http_error(429, headers={'retry-after': '1'})"
     assert [r["outcome"] for r in data["requests"]] == ["scripted", "scripted"]
     assert data["requests"][0]["t"] == 0.0 and data["steps"] == 1 and data["problems"] == []
+    assert data["fault_request"] == 0
     assert data["requests"][0]["digest"] == data["requests"][1]["digest"]  # the same body, resent

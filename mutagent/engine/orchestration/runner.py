@@ -60,6 +60,7 @@ from mutagent.store import STORE_DIR, Store
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 
 WARM_FILE = "warm.json"
+EXPLORATION_VERSION = "2"  # a stored exploration made by another version of its rules is made again
 # a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
 BASELINE_TIMEOUT = 24 * 3600.0
 
@@ -159,7 +160,7 @@ class Engine:
             if increment is not None:
                 self._write_warm_up(increment.previous)
             self._ensure_pool(self.config.workers, measure=increment is None)
-        mutants = self._generate(store, source)
+        mutants = [] if self.config.explore_only else self._generate(store, source)
         self.stats.generated = len(mutants)
         self.stats.files_scanned = len(self.target.sources)
         if self.mutant_filter is not None:
@@ -171,7 +172,7 @@ class Engine:
         sources = {f: self.files[f] for f in self.target.sources}
         narrow = NarrowAhead(sources, self.files, module_of)
         narrowing = Ahead(lambda: narrow.analyse(mutants)) if mutants else None
-        if not mutants and cached is None:
+        if not mutants and cached is None and not self.config.explore_only:
             # Nothing to judge (say, ``--since`` on a change that touches no source line): the
             # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
             if self.pool is not None:
@@ -187,8 +188,13 @@ class Engine:
             if baseline.unchecked:  # the run that measured it stopped during its control run
                 self._deferred_controls = [_baseline_job("control", [n]) for n in baseline.unchecked]
         else:
+            measuring = time.monotonic()
             baseline = self._fresh_baseline(increment)
+            self.stats.baseline_wall = time.monotonic() - measuring
             store.save_baseline(key, baseline.to_json(), basis)  # again once deferred controls are in
+        self._explore(store, baseline, key)
+        if self.config.explore_only:
+            return
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, module_of)
         planner = Planner(
@@ -228,6 +234,38 @@ class Engine:
         pending = [p for p in fresh if p.status is None]
         if pending or self._deferred_controls is not None:
             self._run_mutants(store, planner, pending, controlled)
+
+    def _explore(self, store: Store, baseline: Baseline, key: str) -> None:
+        """Fault exploration (``exploration``), cached with the baseline it explored: stored in the
+        ``exploration`` meta row, under the baseline's key and the budget."""
+        budget = self.config.explore_budget
+        if budget <= 0 or not baseline.faults:
+            store.set_meta("exploration", "")  # nothing explored for this baseline
+            return
+        explored_key = f"{key}:{budget:g}:{EXPLORATION_VERSION}"
+        if store.get_meta("exploration_key") == explored_key and store.get_meta("exploration"):
+            runs = len(json.loads(store.get_meta("exploration") or "{}").get("runs", []))
+            self.stats.exploration = (runs, 0.0, True)
+            return
+        from mutagent.engine.orchestration.exploration import explore
+
+        pool = self._ensure_pool(self.config.workers)
+        own = sorted({self.target.module_name(f)[0].split(".")[0] for f in self.target.sources} - {""})
+        result = explore(
+            pool,
+            baseline,
+            self._ensure_workspace().aux,
+            self.console,
+            budget_factor=budget,
+            timeout_factor=self.config.timeout_factor,
+            timeout_constant=self.config.timeout_constant,
+            own_modules=own,
+            sources={str(self.copy_root / rel): rel for rel in self.target.sources},
+        )
+        self._repair_copy()
+        store.set_meta("exploration", json.dumps(result.to_json()))
+        store.set_meta("exploration_key", explored_key)
+        self.stats.exploration = (len(result.runs), result.wall, False)
 
     def _read_files(self) -> None:
         for relative in [*self.target.sources, *self.target.tests]:

@@ -1,0 +1,89 @@
+"""What fault exploration found, per fault: the handling code, what the loop did, the tests.
+
+Rendered by ``mutagent explore`` and ``mutagent map`` (terminal table, or JSON). A fault whose
+runs found no new line is handled by code every test runs anyway, or not at all: the verdict
+column tells which. A crash, a hang or a malformed next request is a finding in itself, shown
+with the test whose run showed it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from mutagent.explore.results import CRASH, HANG, MALFORMED_REQUEST, Exploration, FaultReport
+
+FINDING_STYLE = {CRASH: "bold red", HANG: "bold red", MALFORMED_REQUEST: "bold red"}
+
+
+def fault_entry(report: FaultReport) -> dict[str, Any]:
+    """The JSON form of one fault: ``fault``, ``handling`` (file -> lines), ``where``, ``runs``,
+    ``verdicts`` (verdict -> tests), ``findings`` (the crash/hang/malformed ones), ``waits``."""
+    return {
+        "fault": report.label,
+        "handling": report.handling,
+        "where": report.where(),
+        "runs": len(report.runs),
+        "verdicts": report.verdicts,
+        "findings": report.findings,
+        "waits": report.waits(),
+    }
+
+
+def exploration_json(exploration: Exploration) -> dict[str, Any]:
+    return {
+        "faults": [fault_entry(report) for report in exploration.by_fault()],
+        "runs": len(exploration.runs),
+        "budget_seconds": round(exploration.budget, 2),
+        "spent_seconds": round(exploration.spent, 2),
+        "baseline_seconds": round(exploration.baseline_time, 2),
+        "left_out": exploration.left_out,
+    }
+
+
+def _short(test: str) -> str:
+    return test.rsplit("/", 1)[-1]
+
+
+def render_exploration(exploration: Exploration) -> RenderableType:
+    """The table of faults, then the findings, then the cost line."""
+    table = Table(
+        title="Fault exploration: the code that runs only under each fault",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+    )
+    table.add_column("fault", overflow="fold")
+    table.add_column("handling code found", overflow="fold")
+    table.add_column("what the loop did", overflow="fold")
+    findings: list[RenderableType] = []
+    for report in exploration.by_fault():
+        where = report.where() or Text("none beyond what every test runs", style="dim")
+        did = ", ".join(f"{verdict} ({len(tests)})" for verdict, tests in report.verdicts.items())
+        waits = report.waits()
+        table.add_row(report.label, where, did + (f"; {waits}" if waits else ""))
+        for verdict, tests in report.findings.items():
+            findings.append(
+                Text.assemble(
+                    ("  ", ""),
+                    (f"{verdict}", FINDING_STYLE.get(verdict, "")),
+                    f" under {report.label}: ",
+                    (_short(tests[0]), "bold"),
+                    f" (and {len(tests) - 1} more)" if len(tests) > 1 else "",
+                )
+            )
+    parts: list[RenderableType] = [table]
+    if findings:
+        parts += [Text("The loop did not cope:", style="bold red"), *findings]
+    cost = (
+        f"{len(exploration.runs)} explored runs, {exploration.spent:.1f}s of worker time of a "
+        f"{exploration.budget:.1f}s budget ({exploration.baseline_time:.1f}s: the suite's test time)"
+    )
+    if exploration.left_out:
+        cost += f"; {exploration.left_out} runs left out by the budget (--explore-budget)"
+    parts.append(Text(cost, style="dim"))
+    return Group(*parts)
