@@ -83,7 +83,7 @@ class ExploredRun:
         return cls(fault=Fault.from_json(data["fault"]), **fields)
 
 
-def _ranges(lines: Iterable[int]) -> str:
+def ranges(lines: Iterable[int]) -> str:
     """``40-48, 52``: sorted lines folded into runs of consecutive numbers."""
     ordered = sorted(set(lines))
     parts: list[str] = []
@@ -109,9 +109,16 @@ class FaultReport:
     handling: dict[str, list[int]]  # file -> lines run only under this fault
     verdicts: dict[str, list[str]]  # verdict -> the tests that show it
 
-    def where(self) -> str:
-        """``retry.py:40-48, loop.py:150-152`` (empty when no handling code was found)."""
-        return "; ".join(f"{file}:{_ranges(lines)}" for file, lines in sorted(self.handling.items()))
+    def where(self, leave_out: dict[str, set[int]] | None = None) -> str:
+        """``retry.py:40-48; loop.py:150-152`` (empty when no handling code was found), without the
+        lines of ``leave_out`` (the path most faults share, shown once)."""
+        leave_out = leave_out or {}
+        parts = []
+        for file, lines in sorted(self.handling.items()):
+            own = set(lines) - leave_out.get(file, set())
+            if own:
+                parts.append(f"{file}:{ranges(own)}")
+        return "; ".join(parts)
 
     @property
     def findings(self) -> dict[str, list[str]]:
@@ -162,6 +169,23 @@ class Exploration:
                 FaultReport(label, runs, {f: sorted(v) for f, v in handling.items() if v}, verdicts)
             )
         return reports
+
+    def shared(self) -> dict[str, set[int]]:
+        """The handling lines at least half of the faults (three or more) run: the common path of
+        a failed attempt (the back-off, the retry loop's bookkeeping), shown once."""
+        reports = [r for r in self.by_fault() if r.handling]
+        if len(reports) < 3:
+            return {}
+        counts: dict[tuple[str, int], int] = {}
+        for report in reports:
+            for file, lines in report.handling.items():
+                for line in lines:
+                    counts[(file, line)] = counts.get((file, line), 0) + 1
+        shared: dict[str, set[int]] = {}
+        for (file, line), count in counts.items():
+            if count * 2 >= len(reports):
+                shared.setdefault(file, set()).add(line)
+        return shared
 
     def runs_reaching(self, file: str, lines: Iterable[int]) -> list[ExploredRun]:
         """The served runs that ran any of ``lines`` of ``file``, those that reach them only under

@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mutagent.explore.results import CRASH, HANG, MALFORMED_REQUEST, Exploration, FaultReport
+from mutagent.explore.results import CRASH, HANG, MALFORMED_REQUEST, Exploration, FaultReport, ranges
 
 FINDING_STYLE = {CRASH: "bold red", HANG: "bold red", MALFORMED_REQUEST: "bold red"}
 
@@ -35,8 +35,11 @@ def fault_entry(report: FaultReport) -> dict[str, Any]:
 
 
 def exploration_json(exploration: Exploration) -> dict[str, Any]:
+    """``faults`` (see ``fault_entry``), ``shared`` (file -> the handling lines most faults run),
+    ``runs``, the budget and what was spent (worker seconds), ``left_out`` (runs over budget)."""
     return {
         "faults": [fault_entry(report) for report in exploration.by_fault()],
+        "shared": {file: sorted(lines) for file, lines in sorted(exploration.shared().items())},
         "runs": len(exploration.runs),
         "budget_seconds": round(exploration.budget, 2),
         "spent_seconds": round(exploration.spent, 2),
@@ -61,8 +64,12 @@ def render_exploration(exploration: Exploration) -> RenderableType:
     table.add_column("handling code found", overflow="fold")
     table.add_column("what the loop did", overflow="fold")
     findings: list[RenderableType] = []
+    shared = exploration.shared()
     for report in exploration.by_fault():
-        where = report.where() or Text("none beyond what every test runs", style="dim")
+        own = report.where(shared)
+        if not own and report.handling:
+            own = Text("the shared path only", style="dim")
+        where = own or Text("none beyond what every test runs", style="dim")
         did = ", ".join(f"{verdict} ({len(tests)})" for verdict, tests in report.verdicts.items())
         waits = report.waits()
         table.add_row(report.label, where, did + (f"; {waits}" if waits else ""))
@@ -77,6 +84,18 @@ def render_exploration(exploration: Exploration) -> RenderableType:
                 )
             )
     parts: list[RenderableType] = [table]
+    if shared:
+        common = "; ".join(f"{file}:{ranges(lines)}" for file, lines in sorted(shared.items()))
+        parts.append(
+            Text.assemble(("shared by most faults (a failed attempt's common path): ", "bold"), common)
+        )
+    parts.append(
+        Text(
+            "recovered: the test passed with the fault; went on: the loop returned, the test's own checks "
+            "expect the script without the fault; gave up: the target's own error",
+            style="dim",
+        )
+    )
     if findings:
         parts += [Text("The loop did not cope:", style="bold red"), *findings]
     cost = (

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mutagent.model import Mutant, RunData, Suggestion
 from mutagent.reports.dialect import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, Dialect, dialect_of_file
@@ -360,9 +361,37 @@ def advice_for(operator: str, d: Dialect, fallback: str = "", mutant: Mutant | N
     return f"{advice} (this code: {d.describe()})" if d.known else advice
 
 
+_EXPLORATIONS: dict[int, Any] = {}
+
+
+def exploration_evidence(run_data: RunData, mutant: Mutant) -> str:
+    """What fault exploration saw of the mutated lines: the faults under which alone they run,
+    with one explored run that reached them ("" when exploration did not see them so)."""
+    data = run_data.exploration
+    if not data:
+        return ""
+    from mutagent.explore.results import Exploration
+
+    exploration = _EXPLORATIONS.get(id(data))
+    if exploration is None:
+        exploration = _EXPLORATIONS[id(data)] = Exploration.from_json(data)
+    lines = range(mutant.location.start_line, mutant.location.end_line + 1)
+    faults = exploration.handling_faults(mutant.file, lines)
+    if not faults:
+        return ""
+    example = exploration.runs_reaching(mutant.file, lines)[0]
+    return (
+        f"Fault exploration: this code runs only under {', '.join(faults)} (it ran in "
+        f"{example.test.rsplit('::', 1)[-1]} with {example.fault.describe()} inserted)."
+    )
+
+
 def hint_for(run_data: RunData, mutant: Mutant) -> Hint:
-    """The hint a report shows for ``mutant``: advice fitted to the code's dialect, and the test
-    ``mutagent suggest`` verified for it when there is one."""
+    """The hint a report shows for ``mutant``: advice fitted to the code's dialect and what fault
+    exploration saw of its lines, and the test ``mutagent suggest`` verified for it if any."""
     dialect = dialect_of_file(run_data.sources, mutant.file)
     advice = advice_for(mutant.operator, dialect, operator_info(mutant.operator).hint, mutant)
+    evidence = exploration_evidence(run_data, mutant)
+    if evidence:
+        advice = f"{advice} {evidence}" if advice else evidence
     return Hint(advice, run_data.suggestions.get(mutant.id))

@@ -208,3 +208,40 @@ def test_explored_runs_stay_out_of_the_suites_fault_log_and_are_cached(explored)
     stats = engine.run()
     assert stats.exploration is not None and stats.exploration[2]  # cached: nothing ran again
     assert load_run_data(root).exploration == exploration.to_json()
+
+
+def test_map_shows_per_fault_the_handling_code_and_the_findings(explored, capsys) -> None:
+    from mutagent.cli import main
+
+    root, _ = explored
+    assert main(["map", str(root), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    faults = {entry["fault"]: entry for entry in document["exploration"]["faults"]}
+    assert line_of(root, "# WAIT") in faults["HTTP 429 + retry-after"]["handling"]["agent/loop.py"]
+    assert faults["connection reset before the first byte"]["findings"] == {
+        CRASH: ["tests/test_loop.py::test_answers"]
+    }
+    assert main(["map", str(root)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "crash under connection reset before the first byte: test_loop.py::test_answers" in text
+
+
+def test_a_mutant_in_a_faults_handling_code_carries_that_evidence(explored) -> None:
+    from dataclasses import replace
+
+    from testkit.sample_runs import make_mutant
+
+    from mutagent.reports.hints import hint_for
+
+    root, exploration = explored
+    source = (root / "agent/loop.py").read_text()
+    line = line_of(root, "# WAIT")
+    mutant = make_mutant("agent/loop.py", source, "skip-backoff", line, "sleep(", "(lambda s: None)(")
+    data = replace(load_run_data(root), mutants=[mutant], exploration=exploration.to_json())
+    advice = hint_for(data, mutant).advice
+    assert "Fault exploration: this code runs only under HTTP 429 + retry-after" in advice
+    assert "test_answers with HTTP 429 + retry-after before request 1 inserted" in advice
+    elsewhere = make_mutant(
+        "agent/loop.py", source, "skip-backoff", line_of(root, "return "), "return", "return"
+    )
+    assert "Fault exploration" not in hint_for(data, elsewhere).advice
