@@ -25,7 +25,6 @@ from mutagent.fakeserver.inject import (
     RESET,
     STALL,
     STREAM_ONLY,
-    TRANSIENT,
     Fault,
 )
 
@@ -115,12 +114,13 @@ def faults_for(dialect: str) -> list[Fault]:
         Fault(HTTP, status=429, header="retry-after-ms", wait=RETRY_AFTER_MS),
         Fault(CUT_TEXT, reset=True),
         Fault(STALL),
+        Fault(STALL, early=True),
     ]
 
 
 def fits(fault: Fault, step: Step) -> bool:
     """Whether ``fault`` can strike at ``step`` (the same rule the fake server applies)."""
-    if fault.kind in TRANSIENT:
+    if fault.transient:
         return True
     if step.kind != "ok":
         return False

@@ -46,6 +46,7 @@ ERROR_EVENT = "error-event"  # an in-stream ``error`` event (``error_type``)
 STALL = "stall"  # silence mid-stream until the client gives up
 
 TRANSIENT = frozenset({HTTP, RESET})
+EARLY_STALL_SECONDS = 30.0  # a silence before the first byte: then the connection closes
 STREAM_ONLY = frozenset({CUT_TEXT, CUT_TOOL_ARGS, NO_STOP, MALFORMED, ERROR_EVENT, STALL})
 KINDS = (HTTP, RESET, CUT_TEXT, CUT_TOOL_ARGS, NO_STOP, LENGTH, EMPTY, MALFORMED, ERROR_EVENT, STALL)
 
@@ -61,6 +62,7 @@ class Fault:
     wait: float = 0.0  # HTTP: the wait the header asks for, in seconds
     error_type: str = ""  # ERROR_EVENT
     reset: bool = False  # CUT_TEXT: RST instead of FIN
+    early: bool = False  # STALL: silence before the first byte (no status line) instead of mid-stream
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,7 +70,7 @@ class Fault:
 
     @property
     def transient(self) -> bool:
-        return self.kind in TRANSIENT
+        return self.kind in TRANSIENT or (self.kind == STALL and self.early)
 
     @property
     def label(self) -> str:
@@ -84,7 +86,7 @@ class Fault:
             EMPTY: "empty reply",
             MALFORMED: "malformed data: line",
             ERROR_EVENT: f"error event ({self.error_type or 'overloaded_error'})",
-            STALL: "stall mid-stream",
+            STALL: "stall before the first byte" if self.early else "stall mid-stream",
         }[self.kind]
 
     def describe(self) -> str:
@@ -152,6 +154,8 @@ def faulted(fault: Fault, scripted: Behaviour, dialect: Any, stream: bool) -> Be
         return b.http_error(fault.status, headers=_header_value(fault))
     if fault.kind == RESET:
         return b.drop(reset=True)
+    if fault.kind == STALL and fault.early:
+        return b.drop(delay=EARLY_STALL_SECONDS)
     if fault.kind in STREAM_ONLY and not stream:
         return None
     content = _content(scripted)
@@ -184,8 +188,21 @@ def faulted(fault: Fault, scripted: Behaviour, dialect: Any, stream: bool) -> Be
     return None
 
 
+def literal(value: Any) -> str:
+    """``value`` as Python source, strings in double quotes (as formatters and most suites write)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
 def _tool_call_source(call: ToolCall) -> str:
-    return f"ToolCall({call.id!r}, {call.name!r}, {call.input!r})"
+    return f"ToolCall({literal(call.id)}, {literal(call.name)}, {literal(call.input)})"
 
 
 def source_of(behaviour: Behaviour) -> str:
@@ -193,9 +210,13 @@ def source_of(behaviour: Behaviour) -> str:
     kind = behaviour.kind
     if kind == "http_error":
         headers = dict(behaviour.headers)
-        return f"b.http_error({behaviour.status}" + (f", headers={headers!r})" if headers else ")")
+        return f"b.http_error({behaviour.status}" + (f", headers={literal(headers)})" if headers else ")")
     if kind == "drop":
-        return "b.drop(reset=True)" if behaviour.reset else "b.drop()"
+        args = [
+            *(["reset=True"] if behaviour.reset else []),
+            *([f"delay={behaviour.delay!r}"] if behaviour.delay else []),
+        ]
+        return f"b.drop({', '.join(args)})"
     args: list[str] = []
     if kind in ("cut", "malformed", "error_event", "stall"):
         args.append(f"after={behaviour.after}")
@@ -204,13 +225,13 @@ def source_of(behaviour: Behaviour) -> str:
     if behaviour.name == "empty":
         return "b.empty()"
     if behaviour.text is not None or kind in ("cut", "no_stop"):
-        args.append(f"text={behaviour.text!r}")
+        args.append(f"text={literal(behaviour.text)}")
     if behaviour.tool_calls:
         args.append("tool_calls=[" + ", ".join(_tool_call_source(c) for c in behaviour.tool_calls) + "]")
     if kind == "cut" and behaviour.reset:
         args.append("reset=True")
     if kind == "error_event":
-        args.append(f"error_type={behaviour.error_type!r}")
+        args.append(f"error_type={literal(behaviour.error_type)}")
     name = {"ok": "length_stop" if behaviour.name == "length_stop" else "ok"}.get(kind, kind)
     return f"b.{name}({', '.join(args)})"
 

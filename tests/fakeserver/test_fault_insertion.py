@@ -95,7 +95,7 @@ def test_a_transient_fault_is_served_before_its_step_and_leaves_it_in_the_script
     server.insert_fault(inserter).script(b.ok(text="one"), b.ok(text="two"))
     assert [post(server) for _ in range(3)] == [200, 503, 200]
     assert server.scripted_steps == 2 and server.remaining == [] and server.problems() == []
-    assert source_of(inserter.served) == "b.http_error(503, headers={'retry-after': '1'})"
+    assert source_of(inserter.served) == 'b.http_error(503, headers={"retry-after": "1"})'
 
 
 def test_a_reset_before_the_first_byte(server) -> None:
@@ -138,7 +138,7 @@ def test_the_fixture_inserts_the_explored_fault_and_records_the_requests(tmp_pat
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads(record.read_text())
-    assert data["fired"] and data["inserted"] == "b.http_error(429, headers={'retry-after': '1'})"
+    assert data["fired"] and data["inserted"] == 'b.http_error(429, headers={"retry-after": "1"})'
     assert [r["outcome"] for r in data["requests"]] == ["scripted", "scripted"]
     assert data["requests"][0]["t"] == 0.0 and data["steps"] == 1 and data["problems"] == []
     assert data["fault_request"] == 0
