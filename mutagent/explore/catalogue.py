@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mutagent.fakeserver.inject import (
+    ARGS_CUT,
+    ARGS_NOT_OBJECT,
     CUT_TEXT,
     CUT_TOOL_ARGS,
     EMPTY,
@@ -25,6 +27,7 @@ from mutagent.fakeserver.inject import (
     RESET,
     STALL,
     STREAM_ONLY,
+    TOOL_FAULTS,
     Fault,
 )
 
@@ -105,6 +108,8 @@ def faults_for(dialect: str) -> list[Fault]:
         Fault(RESET),
         Fault(CUT_TEXT),
         Fault(CUT_TOOL_ARGS),
+        Fault(ARGS_CUT),
+        Fault(ARGS_NOT_OBJECT),
         Fault(NO_STOP),
         Fault(LENGTH),
         Fault(EMPTY),
@@ -126,7 +131,7 @@ def fits(fault: Fault, step: Step) -> bool:
         return False
     if fault.kind in STREAM_ONLY and not step.stream:
         return False
-    if fault.kind == CUT_TOOL_ARGS:
+    if fault.kind in TOOL_FAULTS:
         return step.tools > 0
     if fault.kind == CUT_TEXT:
         return step.text

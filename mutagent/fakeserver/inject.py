@@ -38,6 +38,8 @@ HTTP = "http"  # an HTTP error status (``status``), with a wait header (``header
 RESET = "reset"  # the connection reset before the first byte
 CUT_TEXT = "cut-text"  # the stream cut mid-text (``reset``: RST instead of FIN)
 CUT_TOOL_ARGS = "cut-tool-args"  # the stream cut inside a tool call's arguments
+ARGS_CUT = "args-cut"  # a complete turn whose tool arguments are cut short (not JSON)
+ARGS_NOT_OBJECT = "args-not-object"  # a complete turn whose tool arguments are JSON but no object
 NO_STOP = "no-stop"  # the whole stream without its end-of-turn marker
 LENGTH = "length"  # the reply stopped at the output limit
 EMPTY = "empty"  # a complete reply with no content
@@ -48,7 +50,21 @@ STALL = "stall"  # silence mid-stream until the client gives up
 TRANSIENT = frozenset({HTTP, RESET})
 EARLY_STALL_SECONDS = 30.0  # a silence before the first byte: then the connection closes
 STREAM_ONLY = frozenset({CUT_TEXT, CUT_TOOL_ARGS, NO_STOP, MALFORMED, ERROR_EVENT, STALL})
-KINDS = (HTTP, RESET, CUT_TEXT, CUT_TOOL_ARGS, NO_STOP, LENGTH, EMPTY, MALFORMED, ERROR_EVENT, STALL)
+KINDS = (
+    HTTP,
+    RESET,
+    CUT_TEXT,
+    CUT_TOOL_ARGS,
+    ARGS_CUT,
+    ARGS_NOT_OBJECT,
+    NO_STOP,
+    LENGTH,
+    EMPTY,
+    MALFORMED,
+    ERROR_EVENT,
+    STALL,
+)
+TOOL_FAULTS = frozenset({CUT_TOOL_ARGS, ARGS_CUT, ARGS_NOT_OBJECT})  # they need a reply with a tool call
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,8 @@ class Fault:
             RESET: "connection reset before the first byte",
             CUT_TEXT: "stream reset mid-text" if self.reset else "stream cut mid-text",
             CUT_TOOL_ARGS: "stream cut mid-tool-arguments",
+            ARGS_CUT: "tool arguments cut short",
+            ARGS_NOT_OBJECT: "tool arguments not a JSON object",
             NO_STOP: "stream without its end marker",
             LENGTH: "length stop",
             EMPTY: "empty reply",
@@ -168,6 +186,18 @@ def faulted(fault: Fault, scripted: Behaviour, dialect: Any, stream: bool) -> Be
         return b.empty()
     if fault.kind == NO_STOP:
         return b.no_stop(text=text, tool_calls=calls)
+    if fault.kind in (ARGS_CUT, ARGS_NOT_OBJECT):
+        if not calls:
+            return None
+        broken = [
+            ToolCall(
+                c.id,
+                c.name,
+                c.arguments[: max(1, len(c.arguments) // 2)] if fault.kind == ARGS_CUT else "[1, 2]",
+            )
+            for c in calls
+        ]
+        return b.ok(text=text, tool_calls=broken)
     from mutagent.fakeserver.dialects import RequestContext
 
     ctx = RequestContext(index=0, model="fault", stream=True, include_usage=False, input_tokens=1)
@@ -191,6 +221,8 @@ def faulted(fault: Fault, scripted: Behaviour, dialect: Any, stream: bool) -> Be
 def literal(value: Any) -> str:
     """``value`` as Python source, strings in double quotes (as formatters and most suites write)."""
     if isinstance(value, str):
+        if '"' in value and "'" not in value and "\\" not in value and value.isprintable():
+            return f"'{value}'"
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
@@ -224,8 +256,7 @@ def source_of(behaviour: Behaviour) -> str:
         args.append(f"seconds={behaviour.seconds!r}")
     if behaviour.name == "empty":
         return "b.empty()"
-    if behaviour.text is not None or kind in ("cut", "no_stop"):
-        args.append(f"text={literal(behaviour.text)}")
+    args.append(f"text={literal(behaviour.text)}")  # always: each behaviour has its own default
     if behaviour.tool_calls:
         args.append("tool_calls=[" + ", ".join(_tool_call_source(c) for c in behaviour.tool_calls) + "]")
     if kind == "cut" and behaviour.reset:

@@ -12,6 +12,7 @@ none at all (the test's own script, with assertions on what the mutant changes t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -19,6 +20,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mutagent.explore.results import Exploration
 from mutagent.fakeserver.inject import (
+    ARGS_CUT,
+    ARGS_NOT_OBJECT,
     CUT_TEXT,
     CUT_TOOL_ARGS,
     EMPTY,
@@ -38,7 +41,8 @@ RETRY_STORM = 10  # how many times a fault is repeated to exhaust a retry loop
 
 # the fault an operator's mutants are about, when the mutant itself does not say more
 OPERATOR_FAULTS: dict[str, list[Fault]] = {
-    "accept-truncated-tool-arguments": [Fault(CUT_TOOL_ARGS)],
+    "accept-truncated-tool-arguments": [Fault(CUT_TOOL_ARGS), Fault(ARGS_CUT)],
+    "skip-argument-validation": [Fault(ARGS_NOT_OBJECT), Fault(ARGS_CUT)],
     "skip-stop-marker-check": [Fault(NO_STOP)],
     "ignore-length-stop": [Fault(LENGTH)],
     "accept-empty-response": [Fault(EMPTY)],
@@ -225,13 +229,15 @@ def ideas_for(
     exploration: Exploration | None,
     duration: dict[str, float],
     nearby: list[str] | None = None,
+    step_for: Callable[[str, Fault], int | None] | None = None,
 ) -> list[Idea]:
     """The candidates to try for ``mutant``, best first (at most ``PER_MUTANT``).
 
     ``covering``: the tests that run its lines in the baseline; ``readable``: the tests a
     candidate can be built from, with their length in lines (the shorter model reads better);
     ``duration``: each test's baseline time; ``nearby``: the tests that run the functions around
-    its lines (a fault inserted into their script may lead them to the lines themselves)."""
+    its lines (a fault inserted into their script may lead them to the lines themselves);
+    ``step_for(test, fault)``: the scripted step of ``test`` the fault fits, None if none does."""
     lines = reach_lines(mutant, sources)
     explored = []
     if exploration is not None:
@@ -249,8 +255,14 @@ def ideas_for(
 
     def faulted_models(faults: list[Fault], why: str, how_many: int) -> None:
         for fault in faults:
-            for test, step in models[:how_many]:
-                ideas.append(Idea(mutant, test, replace(fault, at=step), times, why))
+            taken = 0
+            for test, step in models:
+                if taken == how_many:
+                    break
+                fitting = step_for(test, replace(fault, at=step)) if step_for is not None else step
+                if fitting is not None:
+                    ideas.append(Idea(mutant, test, replace(fault, at=fitting), times, why))
+                    taken += 1
 
     faulted_models(mutant_faults(mutant), "the fault the mutant is about", 2)
     generic = mutant.operator == "misclassify-retryable"  # its operator faults are a last resort

@@ -127,6 +127,32 @@ def _module_names(module: Any) -> dict[str, str]:
     return names
 
 
+def _pattern(message: str) -> str:
+    """A ``match=`` pattern for ``message``: its start up to the first character a regular
+    expression reads specially (``re.search`` matches a prefix), escaped only when that is short."""
+    head = re.split(r"[.^$*+?{}\[\]\\|()]", message, maxsplit=1)[0][:60]
+    return head if len(head) >= 10 else re.escape(message[:60])
+
+
+def _raises(names: Names, value: dict[str, Any], mine: dict[str, Any] | None, what: str) -> tuple[str, str]:
+    """``pytest.raises(<the original's exception>)`` (with ``match=`` its message when the mutant
+    raises the same class with another one), and why that kills the mutant ("" if it does not)."""
+    from mutagent.fakeserver.inject import literal
+
+    error = value["error"]
+    call = f"{names.pytest()}.raises({names.exception(error)}"
+    message = str(value.get("message") or "")
+    short = error.rsplit(".", 1)[-1]
+    if mine is None or mine.get("error") != error:
+        return call + ")", f"`{what}` does not raise {short}"
+    if message and mine.get("message") != message:
+        return (
+            call + f", match={literal(_pattern(message))})",
+            f"`{what}` raises {short} for another reason",
+        )
+    return call + ")", ""
+
+
 def _has_effect(expression: str, fake_model: str) -> bool:
     """Whether evaluating ``expression`` may change what happens next (it calls something that is
     neither the fake server's record nor a builtin that only reads)."""
@@ -165,13 +191,7 @@ def _observed(
                     "AssertionError",
                     "NameError",
                 ):
-                    mine = _value(m, position)
-                    kill = (
-                        ""
-                        if mine is not None and mine.get("error") == value["error"]
-                        else (f"`{operand}` does not raise {value['error'].rsplit('.', 1)[-1]}")
-                    )
-                    raises = f"{names.pytest()}.raises({names.exception(value['error'])})"
+                    raises, kill = _raises(names, value, _value(m, position), operand)
                     return f"{lead}with {raises}:\n{_indent(operand)}\n", kill
                 return None, ""
             if value.get("literal") and len(value["repr"]) <= MAX_LITERAL:
@@ -194,12 +214,7 @@ def _observed(
             return None, "unstable"
         mine = _value(m, 0)
         if value.get("error"):
-            kill = (
-                ""
-                if mine is not None and mine.get("error") == value["error"]
-                else (f"`{statement.operands[0]}` does not raise {value['error'].rsplit('.', 1)[-1]}")
-            )
-            raises = f"{names.pytest()}.raises({names.exception(value['error'])})"
+            raises, kill = _raises(names, value, mine, statement.operands[0])
             return f"{lead}with {raises}:\n{_indent(statement.bare.strip())}\n", kill
         kill = (
             f"`{statement.operands[0]}` raises {mine['error']}"

@@ -147,6 +147,15 @@ class Suggester:
         lines = range(mutant.location.start_line, mutant.location.end_line + 1)
         return sorted({t for line in lines for t in by_line.get(line, ())})
 
+    def _step_for(self, test: str, fault: Fault) -> int | None:
+        """The scripted step of ``test`` ``fault`` fits: its own, else the first that fits."""
+        steps = self.steps.get(test, {})
+        if fault.transient or not steps:
+            return fault.at
+        if fault.at in steps and fits(fault, steps[fault.at]):
+            return fault.at
+        return next((index for index in sorted(steps) if fits(fault, steps[index])), None)
+
     def _fitted(self, idea: Idea) -> Idea:
         """``idea`` with its fault moved to the first scripted step it fits, when it does not fit
         its own (a copy of a reply needs a reply: a scripted error is none)."""
@@ -193,6 +202,7 @@ class Suggester:
             self.exploration,
             duration,
             nearby,
+            self._step_for,
         )
         tried = []
         for idea in ideas:

@@ -74,6 +74,10 @@ def test_the_source_of_an_inserted_fault_builds_the_same_behaviour(kind: str) ->
     assert served is not None
     rebuilt = eval(source_of(served), {"b": b, "ToolCall": ToolCall})  # noqa: S307 - our own output
     assert rebuilt == served
+    calls_only = b.ok(text=None, tool_calls=REPLY.tool_calls)  # no text: spelt, not left to a default
+    served = faulted(fault, calls_only, dialect_named("anthropic"), stream=True)
+    if served is not None:
+        assert eval(source_of(served), {"b": b, "ToolCall": ToolCall}) == served  # noqa: S307
 
 
 def post(server: FakeModelServer) -> int:

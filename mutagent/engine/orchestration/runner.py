@@ -60,7 +60,7 @@ from mutagent.store import STORE_DIR, Store
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 
 WARM_FILE = "warm.json"
-EXPLORATION_VERSION = "2"  # a stored exploration made by another version of its rules is made again
+EXPLORATION_VERSION = "3"  # a stored exploration made by another version of its rules is made again
 # a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
 BASELINE_TIMEOUT = 24 * 3600.0
 
