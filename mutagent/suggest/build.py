@@ -198,9 +198,47 @@ class Rewrite:
         return [f"{name} = {value}\n" for name, value in self.src.bindings]
 
 
-def rewrite(src: TestSource, fault: str | None, step: int, times: int = 1) -> Rewrite:
-    """The test split for a probe and a candidate, with ``fault`` inserted (None: as it is)."""
+def _is_action(src: TestSource, statement: cst.BaseStatement) -> bool:
+    """Whether ``statement`` drives the code under test: a call statement other than the fake
+    server's, a ``with`` block (``pytest.raises`` around the run), or an ``assert`` on a call's result."""
+    if isinstance(statement, cst.With):
+        return True
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = (
+        small.value if isinstance(small, cst.Expr) else small.test if isinstance(small, cst.Assert) else None
+    )
+    if isinstance(value, cst.Comparison):
+        value = value.left
+    return isinstance(value, cst.Call) and not src.code(value.func).startswith(f"{src.fake_model}.")
+
+
+def _again(src: TestSource, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """``body`` with its first action run a second time right after the first (and one more reply
+    at the end of the last script call for it): what a failed run leaves behind shows in the
+    request the second run sends."""
+    split = src.split
+    first = next((i for i in range(split + 1, len(body)) if _is_action(src, body[i])), None)
+    if first is None:
+        raise Unreadable("no statement after the script runs the code under test")
+    last = src.scripts[-1].statement
+    statement = body[last]
+    expr: cst.Expr = statement.body[0]  # type: ignore[attr-defined]
+    call: cst.Call = expr.value  # type: ignore[assignment]
+    done = cst.Arg(value=cst.parse_expression(f'{src.behaviours or "b"}.ok(text="Done.")'))
+    positional = len([a for a in call.args if a.keyword is None])
+    body[last] = statement.with_changes(body=[expr.with_changes(value=_insert(call, positional, done))])
+    repeated = body[first].with_changes(leading_lines=[])
+    return [*body[: first + 1], repeated, *body[first + 1 :]]
+
+
+def rewrite(src: TestSource, fault: str | None, step: int, times: int = 1, again: bool = False) -> Rewrite:
+    """The test split for a probe and a candidate, with ``fault`` inserted (None: as it is) and,
+    with ``again``, its first action run twice."""
     body = faulted_body(src, fault, step, times) if fault is not None else src.body
+    if again:
+        body = _again(src, body)
     split = src.split
     setup = [src.code(s) for s in body[:split] if not _is_docstring(s)]
     if setup and body[:split] and _is_docstring(body[0]):

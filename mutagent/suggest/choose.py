@@ -58,6 +58,8 @@ OPERATOR_FAULTS: dict[str, list[Fault]] = {
     "drop-disconnect-handling": [Fault(CUT_TEXT), Fault(RESET)],
 }
 STORMS = {"unbounded-retry", "retry-bound-off-by-one"}
+# a failed run and what it leaves behind: seen in the request of the run after it
+AGAIN: dict[str, list[Fault]] = {"keep-partial-history": [Fault(HTTP, status=400), Fault(LENGTH)]}
 # an exception class a handler catches -> the fault that raises it through the SDKs and httpx
 EXCEPTION_FAULTS: list[tuple[str, Fault]] = [
     ("RemoteProtocolError", Fault(CUT_TEXT)),
@@ -86,12 +88,17 @@ class Idea:
     fault: Fault | None
     times: int = 1
     why: str = ""
+    again: bool = False  # the test's run repeated after the fault: what the first one left behind
 
     @property
     def label(self) -> str:
         if self.fault is None:
             return ""
-        return self.fault.label + (f" x{self.times}" if self.times > 1 else "")
+        return (
+            self.fault.label
+            + (f" x{self.times}" if self.times > 1 else "")
+            + (" then again" if self.again else "")
+        )
 
 
 def _bound_names(statement: cst.CSTNode) -> set[str]:
@@ -275,9 +282,16 @@ def ideas_for(
             ideas.append(Idea(mutant, run.test, run.fault, 1, "its code runs under this fault"))
     if generic:
         faulted_models(operator_faults(mutant), "the fault the operator is about", 1)
+    for fault in AGAIN.get(mutant.operator, []):
+        for test, step in models[:1]:
+            fitting = step_for(test, replace(fault, at=step)) if step_for is not None else step
+            if fitting is not None:
+                ideas.append(
+                    Idea(mutant, test, replace(fault, at=fitting), 1, "a failed run, then another", True)
+                )
     for test in sorted(set(covering) & set(readable), key=lambda t: (readable[t], duration.get(t, 0.0))):
         ideas.append(Idea(mutant, test, None, 1, "the test's own script"))
-    unique: dict[tuple[str, Fault | None, int], Idea] = {}
+    unique: dict[tuple[str, Fault | None, int, bool], Idea] = {}
     for idea in ideas:
-        unique.setdefault((idea.test, idea.fault, idea.times), idea)
+        unique.setdefault((idea.test, idea.fault, idea.times, idea.again), idea)
     return list(unique.values())[:PER_MUTANT]

@@ -107,6 +107,7 @@ def _docstring(src: TestSource, idea: Idea) -> str:
         text = f"{src.name}, checking what this code decides."
         return text if len(text) <= 90 else "The same script, checking what this code decides."
     times = f" ({idea.times} times)" if idea.times > 1 else ""
+    times += ", then the run again" if idea.again else ""
     what = idea.fault.describe()
     text = f"{src.name} with {what}{times}."
     return text if len(text) <= 90 else f"{what[0].upper()}{what[1:]}{times}, in the same script."
@@ -218,7 +219,7 @@ class Suggester:
                         tried.append(entry)
                         continue
                     entry.fault_source = spelt
-                    entry.rewrite = rewrite(src, spelt, idea.fault.at, idea.times)
+                    entry.rewrite = rewrite(src, spelt, idea.fault.at, idea.times, idea.again)
                 else:
                     entry.rewrite = rewrite(src, None, 0)
             except Unreadable as reason:

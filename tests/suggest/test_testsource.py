@@ -133,3 +133,12 @@ def test_a_probe_observes_every_statement_after_the_script(root: Path) -> None:
         "_mutagent_probe.compare(0, [lambda: (ask(fake_model.base_url)), lambda: (\"hi\")], ['=='])"
         in statuses
     )
+
+
+def test_again_runs_the_first_action_twice_with_one_more_reply(root: Path) -> None:
+    src = read_test(root, "tests/test_m.py::test_statuses[five]")
+    rw = rewrite(src, "bh.http_error(400)", 0, again=True)
+    steps = 'bh.http_error(400), bh.http_error(status), bh.ok(text="hi"), bh.ok(text="Done.")'
+    assert rw.script.strip() == f"fake_model.script({steps})"
+    assert [s.operands[0] for s in rw.after[:2]] == ["ask(fake_model.base_url)"] * 2
+    assert [s.kind for s in rw.after] == ["compare", "compare", "compare"]
