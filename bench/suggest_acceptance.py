@@ -104,7 +104,8 @@ def explore_section(workers: int, repeat: int) -> list[str]:
         "explore` runs), "
         f"{repeat} runs. The baseline's wall is its measured batches (per-test coverage); the control run "
         "overlaps the mutants in `mutagent run` and is not part of it. The budget is in worker seconds: "
-        "1x the suite's summed test time as the baseline measured it.",
+        "1x the baseline's wall time x the workers x 0.85 (the default `--explore-budget 1`; the rest is "
+        "the engine's work around each run).",
         "",
         "| run | baseline wall | exploration wall | exploration / baseline | explored runs "
         "| worker s spent / budget | runs left out |",

@@ -35,7 +35,7 @@ def add_budget_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--explore-budget",
         metavar="X",
-        help="fault exploration may spend X times the suite's summed test time, spread over the "
+        help="fault exploration may take X times as long as the baseline did, spread over the "
         "workers (default 1.0; 0 turns it off)",
     )
 

@@ -144,7 +144,7 @@ class Exploration:
     """Every explored run, the budget they ran in, and the candidate runs the budget left out."""
 
     runs: list[ExploredRun]
-    baseline_time: float  # the suite's summed test time as the baseline measured it
+    baseline_time: float  # the baseline's wall time (or the suite's summed test time): the budget's unit
     budget: float  # seconds of worker time exploration could spend
     spent: float  # seconds of worker time it spent
     left_out: int = 0  # candidate runs the budget left out

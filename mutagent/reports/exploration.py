@@ -99,8 +99,9 @@ def render_exploration(exploration: Exploration) -> RenderableType:
     if findings:
         parts += [Text("The loop did not cope:", style="bold red"), *findings]
     cost = (
-        f"{len(exploration.runs)} explored runs, {exploration.spent:.1f}s of worker time of a "
-        f"{exploration.budget:.1f}s budget ({exploration.baseline_time:.1f}s: the suite's test time)"
+        f"{len(exploration.runs)} explored runs in {exploration.wall:.1f}s, {exploration.spent:.1f}s of "
+        f"worker time of a {exploration.budget:.1f}s budget "
+        f"(the baseline took {exploration.baseline_time:.1f}s)"
     )
     if exploration.left_out:
         cost += f"; {exploration.left_out} runs left out by the budget (--explore-budget)"

@@ -303,6 +303,15 @@ def _backoff(d: Dialect, mutant: Mutant | None) -> str:
     )
 
 
+def _fault_handling(d: Dialect, mutant: Mutant | None) -> str:
+    what = mutant.description if mutant is not None else "the handling of one fault is skipped"
+    return (
+        f"Fault exploration found this code handling one fault ({what}). Script that fault in a "
+        "test that reaches it and assert what the loop does after it: the retried request, the "
+        "error raised, the wait."
+    )
+
+
 RECIPES: dict[str, Recipe] = {
     "accept-empty-response": _empty,
     "accept-truncated-tool-arguments": _truncated_arguments,
@@ -323,6 +332,7 @@ RECIPES: dict[str, Recipe] = {
         "a tool call with a wrong argument type (also: a missing required key, an extra key)"
     ),
     "skip-backoff": _backoff,
+    "skip-fault-handling": _fault_handling,
     "skip-stop-marker-check": _stop_marker_check,
     "skip-tenant-check": _tool_refused("a tool call naming another tenant's resource"),
     "skip-tool-allowlist": _tool_refused("a call to a tool that is not on the allow-list"),

@@ -240,8 +240,27 @@ def test_a_mutant_in_a_faults_handling_code_carries_that_evidence(explored) -> N
     data = replace(load_run_data(root), mutants=[mutant], exploration=exploration.to_json())
     advice = hint_for(data, mutant).advice
     assert "Fault exploration: this code runs only under HTTP 429 + retry-after" in advice
-    assert "test_answers with HTTP 429 + retry-after before request 1 inserted" in advice
+    assert "(it ran in test_answers with HTTP " in advice and "before request 1 inserted)" in advice
     elsewhere = make_mutant(
         "agent/loop.py", source, "skip-backoff", line_of(root, "return "), "return", "return"
     )
     assert "Fault exploration" not in hint_for(data, elsewhere).advice
+
+
+def test_a_handling_region_no_agent_mutant_reaches_gets_a_mutant_of_its_own(explored) -> None:
+    from testkit.sample_runs import make_mutant
+
+    from mutagent.explore.mutants import OPERATOR, fault_mutants
+
+    root, exploration = explored
+    sources = {"agent/loop.py": (root / "agent/loop.py").read_text()}
+    (mutant,) = fault_mutants(exploration, sources, [])
+    assert mutant.operator == OPERATOR and mutant.replacement.strip().endswith("raise")
+    assert mutant.location.start_line == line_of(root, "except urllib.error.HTTPError")
+    assert mutant.description.startswith("the handling of HTTP 429 + retry-after at agent/loop.py:")
+    assert mutant.description.endswith("is skipped: the error is raised again")
+    assert fault_mutants(exploration, sources, []) == [mutant]  # the same run, the same id
+    header = line_of(root, "except urllib.error.HTTPError")
+    source = sources["agent/loop.py"]
+    reached = make_mutant("agent/loop.py", source, "drop-disconnect-handling", header, "urllib", "urllib")
+    assert fault_mutants(exploration, sources, [reached]) == []  # an agent operator reaches it

@@ -4,8 +4,10 @@ Each run is a plain job of one test (``JobSpec.plain``, measured: per-test cover
 baseline) carrying the fault in ``JobSpec.explore``: the child sets ``MUTAGENT_EXPLORE`` and the
 ``fake_model`` fixture inserts it and records the requests (``mutagent.fakeserver.inject``). The
 runs are handed out one per free worker while the budget lasts (``explore.schedule``): the
-budget is a multiple of the suite's summed test time (``--explore-budget``, default 1×), spent
-in worker seconds, so two workers finish it in about half the suite's time.
+budget is a multiple (``--explore-budget``, default 1×) of the baseline's wall time, in worker
+seconds (that time × the workers, of which the runs' own time may fill 85 %: the rest is the
+engine's work around each run and the last runs' tail), so exploration takes no longer than the
+baseline did.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from mutagent.fakeserver.inject import STALL
 from mutagent.model import Status
 
 FORK_COST = 0.05  # seconds a run costs beyond its test: the fork, the coverage, the record
+# the share of the workers' time the runs' own time may fill: the rest is what a run costs the
+# engine around it (handing it out, reading its record) and the last runs' tail
+HEADROOM = 0.85
 
 
 def _lines_of(baseline: Baseline, tests: set[str]) -> dict[str, dict[str, set[int]]]:
@@ -100,6 +105,27 @@ def _run_of(
     )
 
 
+def _expected(candidate: Candidate, duration: float) -> float:
+    """What a run is expected to cost: a stall lasts as long as the client's read timeout; a wait a
+    server asks for may be faked by the test's own sleep (its time is in the limit, not here)."""
+    return duration + FORK_COST + (candidate.extra if candidate.fault.kind == STALL else 0.0)
+
+
+def _long_runs_first(planned: list[Candidate], duration: Any, budget: float) -> list[Candidate]:
+    """The first run of each long fault (a stall) moved to the front when together they take at
+    most half the budget: started first, they overlap the short runs instead of leaving one worker
+    finishing alone at the end; otherwise they stay last and the short runs keep the budget."""
+    long_first: list[Candidate] = []
+    seen: set[str] = set()
+    for candidate in planned:
+        if candidate.fault.kind == STALL and candidate.fault.label not in seen:
+            seen.add(candidate.fault.label)
+            long_first.append(candidate)
+    if sum(_expected(c, duration(c.test)) for c in long_first) > budget / 2:
+        return planned
+    return [*long_first, *(c for c in planned if c not in long_first)]
+
+
 def explore(
     pool: Pool,
     baseline: Baseline,
@@ -107,6 +133,7 @@ def explore(
     console: Console,
     *,
     budget_factor: float,
+    baseline_wall: float | None,
     timeout_factor: float,
     timeout_constant: float,
     own_modules: list[str],
@@ -118,8 +145,11 @@ def explore(
     started = time.monotonic()
     found = scripts(baseline.faults, baseline.passing)
     planned = list(candidates(found, baseline.duration, breadth_of(baseline.coverage)))
-    baseline_time = sum(baseline.duration(test) for test in baseline.passing)
-    budget = Budget(budget_factor * baseline_time)
+    # the baseline's time: the wall time its measured batches took (coverage included), or the
+    # suite's summed test time when that was not measured (a baseline stored by an older run)
+    baseline_time = baseline_wall or sum(baseline.duration(test) for test in baseline.passing)
+    budget = Budget(budget_factor * baseline_time * pool.size * HEADROOM)
+    planned = _long_runs_first(planned, baseline.duration, budget.seconds)
     plain = _lines_of(baseline, {c.test for c in planned})
     records = aux / "explore"
     records.mkdir(parents=True, exist_ok=True)
@@ -130,9 +160,7 @@ def explore(
     def next_job() -> Job | None:
         for candidate in waiting:
             duration = baseline.duration(candidate.test)
-            # a stall lasts as long as the client's read timeout; a wait a server asks for may be
-            # faked by the test's own sleep: its time is in the limit, not in the expected cost
-            expected = duration + FORK_COST + (candidate.extra if candidate.fault.kind == STALL else 0.0)
+            expected = _expected(candidate, duration)
             if not budget.take(expected):
                 progress.advance(Status.PENDING)
                 continue

@@ -60,7 +60,7 @@ from mutagent.store import STORE_DIR, Store
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 
 WARM_FILE = "warm.json"
-EXPLORATION_VERSION = "3"  # a stored exploration made by another version of its rules is made again
+EXPLORATION_VERSION = "6"  # a stored exploration made by another version of its rules is made again
 # a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
 BASELINE_TIMEOUT = 24 * 3600.0
 
@@ -195,6 +195,7 @@ class Engine:
         self._explore(store, baseline, key)
         if self.config.explore_only:
             return
+        mutants = [*mutants, *self._fault_handling_mutants(store, mutants, source)]
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, module_of)
         planner = Planner(
@@ -257,6 +258,7 @@ class Engine:
             self._ensure_workspace().aux,
             self.console,
             budget_factor=budget,
+            baseline_wall=self._baseline_wall(store, key),
             timeout_factor=self.config.timeout_factor,
             timeout_constant=self.config.timeout_constant,
             own_modules=own,
@@ -266,6 +268,44 @@ class Engine:
         store.set_meta("exploration", json.dumps(result.to_json()))
         store.set_meta("exploration_key", explored_key)
         self.stats.exploration = (len(result.runs), result.wall, False)
+
+    def _fault_handling_mutants(
+        self, store: Store, mutants: list[Mutant], source: MutantSource
+    ) -> list[Mutant]:
+        """Mutants of the fault-handling code exploration found and no agent mutant reaches
+        (``explore.mutants``): for the agent family of the operator library, in a run that is not
+        narrowed by ``--since`` or ``--shard`` (each shard explores on its own, so its regions
+        could differ from another's)."""
+        if self.mutant_filter is not None or not isinstance(source, OperatorMutants):
+            return []
+        if self.config.operators.strip() not in ("agent", "all"):
+            return []
+        try:
+            data = json.loads(store.get_meta("exploration") or "null")
+        except ValueError:
+            return []
+        if not isinstance(data, dict):
+            return []
+        from mutagent.explore.mutants import fault_mutants
+        from mutagent.explore.results import Exploration
+
+        sources = {f: self.files[f] for f in self.target.sources}
+        extra = fault_mutants(Exploration.from_json(data), sources, mutants)
+        self.stats.generated += len(extra)
+        self.stats.mutants += len(extra)
+        return extra
+
+    def _baseline_wall(self, store: Store, key: str) -> float | None:
+        """The wall time of the last full measurement of the baseline (the exploration's budget is a
+        multiple of it): this run's, else the one stored with it; None when never recorded."""
+        if self.stats.baseline_wall and self.stats.baseline_remeasured is None:
+            store.set_meta("baseline_wall", json.dumps({"key": key, "wall": self.stats.baseline_wall}))
+            return self.stats.baseline_wall
+        try:
+            stored = json.loads(store.get_meta("baseline_wall") or "null")
+        except ValueError:
+            return None
+        return float(stored["wall"]) if isinstance(stored, dict) and stored.get("wall") else None
 
     def _read_files(self) -> None:
         for relative in [*self.target.sources, *self.target.tests]:
