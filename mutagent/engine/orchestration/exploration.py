@@ -142,6 +142,7 @@ def explore(
     """Run the explored runs the budget allows on ``pool``; what they did, as an ``Exploration``
     (``sources``: each source file's path in the copy -> its path relative to the target)."""
     real_sources = {os.path.realpath(path): relative for path, relative in sources.items()}
+    pool.wait_ready()  # after a cached baseline the workers are starting: their start is no run's
     started = time.monotonic()
     found = scripts(baseline.faults, baseline.passing)
     planned = list(candidates(found, baseline.duration, breadth_of(baseline.coverage)))
