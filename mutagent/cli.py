@@ -17,7 +17,7 @@ from mutagent import __version__, exitcodes
 from mutagent.console import error
 from mutagent.errors import MutagentError
 
-COMMANDS = ("run", "list", "map", "operators", "report", "show", "apply", "merge")
+COMMANDS = ("run", "explore", "suggest", "list", "map", "operators", "report", "show", "apply", "merge")
 
 
 def build_parser() -> argparse.ArgumentParser:

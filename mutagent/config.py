@@ -41,6 +41,10 @@ class EngineConfig:
     # fork fresh-import runs from a warm zygote (off: a new ``python -m pytest`` per such mutant,
     # the slow reference path; results are the same, the control run checks it)
     zygote: bool = True
+    # fault exploration: it may spend this many times the suite's summed test time (0: off)
+    explore_budget: float = 1.0
+    # ``mutagent explore``: the baseline and the exploration only, no mutant
+    explore_only: bool = False
 
 
 def _string_list(key: str, value: Any) -> list[str]:
@@ -133,6 +137,7 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "fail-under": ("fail_under", _percent),
     "max-survived": ("max_survived", _count),
     "zygote": ("zygote", _bool),
+    "explore-budget": ("explore_budget", _number(0.0, strict=False)),
 }
 
 # Per-invocation options that have no place in a shared table (each CI job or PR sets its own):

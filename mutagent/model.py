@@ -117,6 +117,22 @@ class TestInfo:
         return self.nodeid.split("::", 1)[0]
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """A test ``mutagent suggest`` wrote for one mutant and ran: it passed every one of
+    ``original_runs`` runs on the unmutated code and failed on the mutant (``mutant_failure`` is
+    the failure's line). Only such a test is ever shown as code in a report."""
+
+    mutant_id: str
+    test_name: str
+    code: str  # the test function, ready to paste into ``test_file``
+    test_file: str  # the test file whose fixtures and imports it uses (relative to the target)
+    imports: tuple[str, ...] = ()  # import lines the test needs beyond the file's own
+    fault: str = ""  # the fault inserted into the script, in words ("" for the test's own script)
+    original_runs: int = 0
+    mutant_failure: str = ""
+
+
 @dataclass
 class RunData:
     """Everything a report needs, loaded from the store: reports never re-run anything."""
@@ -137,6 +153,10 @@ class RunData:
     since: str | None = None
     # the run stopped each mutant at its first kill (``--fast``): the kill matrix is not complete
     fast: bool = False
+    # the tests ``mutagent suggest`` verified, by mutant id (only those are shown as code)
+    suggestions: dict[str, Suggestion] = field(default_factory=dict)
+    # what fault exploration found (``mutagent.explore.results.Exploration.to_json``), or None
+    exploration: dict[str, Any] | None = None
 
     def result_of(self, mutant: Mutant) -> MutantResult:
         return self.results.get(mutant.id) or MutantResult(mutant.id, Status.PENDING)

@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mutagent.model import Location, Mutant, MutantResult, RunData, Status, TestInfo, TextPatch
+from mutagent.model import Location, Mutant, MutantResult, RunData, Status, Suggestion, TestInfo, TextPatch
 
 SCHEMA_VERSION = "1"
 STORE_DIR = ".mutagent"
@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS tests (nodeid TEXT PRIMARY KEY, seq INTEGER NOT NULL,
 CREATE TABLE IF NOT EXISTS sources (file TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS baseline (key TEXT PRIMARY KEY, data TEXT NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS generated (file TEXT PRIMARY KEY, digest TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS suggestions (
+    mutant_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, data TEXT NOT NULL);
 """
 
 
@@ -272,6 +274,39 @@ class Store:
             for result, fingerprint in items:
                 self.save_result(result, fingerprint)
 
+    # --- verified suggestions (``mutagent suggest``) ----------------------------------------
+    def save_suggestion(self, suggestion: Suggestion, fingerprint: str) -> None:
+        """Keep a test ``suggest`` verified, tied to the mutant's fingerprint: when the mutant's
+        code or its tests change, the suggestion is no longer shown (it was verified on the old)."""
+        data = asdict(suggestion)
+        data["imports"] = list(suggestion.imports)
+        self.db.execute(
+            "INSERT OR REPLACE INTO suggestions VALUES (?, ?, ?)",
+            (suggestion.mutant_id, fingerprint, json.dumps(data)),
+        )
+
+    def drop_suggestion(self, mutant_id: str) -> None:
+        self.db.execute("DELETE FROM suggestions WHERE mutant_id=?", (mutant_id,))
+
+    def suggestions(self, fingerprints: dict[str, str]) -> dict[str, Suggestion]:
+        """The stored suggestions still about the current mutants (same fingerprint)."""
+        found: dict[str, Suggestion] = {}
+        for mutant_id, fingerprint, data in self.db.execute(
+            "SELECT mutant_id, fingerprint, data FROM suggestions"
+        ):
+            if fingerprints.get(mutant_id) != fingerprint:
+                continue
+            try:
+                item = json.loads(data)
+                found[mutant_id] = Suggestion(**{**item, "imports": tuple(item.get("imports", ()))})
+            except (ValueError, TypeError):
+                continue
+        return found
+
+    def fingerprints(self) -> dict[str, str]:
+        """The current run's mutant fingerprints, by id."""
+        return dict(self.db.execute("SELECT id, fingerprint FROM mutants"))
+
     # --- reading for reports -------------------------------------------------------------
     def run_data(self, root: Path) -> RunData:
         mutants: list[Mutant] = []
@@ -292,6 +327,7 @@ class Store:
         scope = json.loads(self.get_meta("scope") or "{}")
         scope = scope if isinstance(scope, dict) else {}
         shard = scope.get("shard")
+        exploration = json.loads(self.get_meta("exploration") or "null")
         return RunData(
             root=str(root),
             mutants=mutants,
@@ -302,6 +338,8 @@ class Store:
             shard=(int(shard[0]), int(shard[1])) if isinstance(shard, list) and len(shard) == 2 else None,
             since=str(scope["since"]) if scope.get("since") is not None else None,
             fast=bool(scope.get("fast", False)),
+            suggestions=self.suggestions(fingerprints),
+            exploration=exploration if isinstance(exploration, dict) else None,
         )
 
 

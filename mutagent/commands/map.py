@@ -16,7 +16,11 @@ when a path of your loop got no mutant: a role that is not on the map gets no mu
      "skipped": ["pkg/broken.py: cannot parse: ..."]}
 
 A file's ``missing`` lists the roles that file lacks; the top-level ``missing`` those no file of
-the target has.
+the target has. When the last ``mutagent run`` (or ``mutagent explore``) of PATH explored faults,
+``exploration`` holds what it found (keys in ``mutagent/reports/exploration.py``): per fault the
+code that runs only under it and the runs where the loop crashed, hung or sent a malformed next
+request; ``null`` otherwise. This is the dynamic half of the map: it does not depend on how the
+code is spelt.
 
 ``--explain`` says why. ``mutagent map FILE:LINE --explain`` prints, for each agent operator,
 whether that line is a site and the evidence present and missing (for an operator whose role has
@@ -338,6 +342,29 @@ def _print_explanation(document: dict[str, Any]) -> None:
     console.print(tree)
 
 
+def stored_exploration(path: Path) -> Any:
+    """What the last run of ``path`` found by fault exploration (``None``: nothing stored)."""
+    import sqlite3
+
+    from mutagent.explore.results import Exploration
+    from mutagent.store import store_path
+
+    root = path if path.is_dir() else path.parent
+    store = store_path(root)
+    if not store.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+        try:
+            row = connection.execute("SELECT value FROM meta WHERE key='exploration'").fetchone()
+        finally:
+            connection.close()
+        data = json.loads(row[0]) if row and row[0] else None
+    except (sqlite3.Error, ValueError):
+        return None
+    return Exploration.from_json(data) if isinstance(data, dict) else None
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
@@ -354,12 +381,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_explanation(document)
         return 0
+    from mutagent.reports.exploration import exploration_json, render_exploration
+
     files, skipped = collect(Path(args.path), args.paths, explain=args.explain)
+    exploration = stored_exploration(Path(args.path))
     if args.json:
-        document = {"files": files, "missing": missing_in_target(files), "skipped": skipped}
+        document = {
+            "files": files,
+            "missing": missing_in_target(files),
+            "skipped": skipped,
+            "exploration": exploration_json(exploration) if exploration is not None else None,
+        }
         console.out(json.dumps(document, indent=2), highlight=False)
         return 0
     for message in skipped:
         warning(escape(f"skipped {message}"))
     _print(files)
+    if exploration is not None:
+        console.print()
+        console.print(render_exploration(exploration))
+    else:
+        console.print(
+            "[dim]no fault exploration stored: `mutagent explore PATH` (or `mutagent run`) adds it[/]"
+        )
     return 0

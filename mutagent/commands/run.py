@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mutagent.commands._reportargs import add_output_arguments, add_regression_argument, show_command
 from mutagent.commands._targetargs import add_target_arguments
+from mutagent.commands.explore import add_budget_argument
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,6 +81,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="run only shard I of N (e.g. 2/4; a deterministic split by mutant id, for CI matrix "
         "jobs); no gate is applied: merge the shards' --json reports and gate the merged one",
     )
+    add_budget_argument(parser)
     add_output_arguments(parser)
     # Validated by mutagent.config (one-line errors naming the flag, shared with [tool.mutagent]).
     parser.add_argument(
@@ -270,6 +272,11 @@ def _stats_line(stats: RunStats) -> str:
         parts.append(f"{stats.worker_restarts} worker restarts")
     if stats.reused:
         parts.append(f"{count(stats.reused, 'result')} reused from the store")
+    if stats.exploration is not None:
+        runs, wall, cached = stats.exploration
+        parts.append(
+            f"fault exploration cached ({runs} runs)" if cached else f"{runs} explored runs in {wall:.1f}s"
+        )
     if stats.baseline_cached:
         parts.append("baseline cached")
     elif stats.baseline_remeasured is not None:

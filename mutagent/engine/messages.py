@@ -276,6 +276,9 @@ class JobSpec:
     fresh_import_timeout: float | None = None
     fresh_import_reason: str = ""
     launcher: Launcher | None = None  # fresh imports: ``None`` means the zygote if it can
+    # fault exploration and ``suggest``: the ``MUTAGENT_EXPLORE`` value the tests run under (a
+    # fault for ``fake_model`` to insert, where to record the requests), "" for none
+    explore: str = ""
 
     @classmethod
     def plain(cls, tests: list[str], timeout: float, measure_baseline: bool = False) -> JobSpec:
@@ -305,6 +308,7 @@ class JobSpec:
             "fallback_timeout": self.fresh_import_timeout,
             "fallback_reason": self.fresh_import_reason,
             "launcher": self.launcher.value if self.launcher else None,
+            "explore": self.explore,
         }
 
     @classmethod
@@ -326,6 +330,7 @@ class JobSpec:
             fresh_import_timeout=data.get("fallback_timeout"),
             fresh_import_reason=str(data.get("fallback_reason") or ""),
             launcher=Launcher(launcher) if launcher else None,
+            explore=str(data.get("explore") or ""),
         )
 
 

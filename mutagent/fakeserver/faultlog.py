@@ -153,6 +153,10 @@ def record(nodeid: str, behaviour: Behaviour, dialect: Dialect, body: Any, index
         "position": where,
         "stream": stream,
         "step": index,
+        # what the step carries, for fault exploration to know which faults fit it
+        "kind": behaviour.kind,
+        "text": behaviour.text is not None and not behaviour.no_choices,
+        "tools": len(behaviour.tool_calls),
     }
 
 

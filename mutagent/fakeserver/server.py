@@ -120,6 +120,8 @@ class FakeModelServer:
         self._changed = threading.Condition(self._lock)
         self._closing = threading.Event()
         self._script: deque[Behaviour] = deque()
+        self._steps_served = 0  # scripted steps used up so far
+        self._inserter: Any = None  # ``inject.Inserter``: a fault served before one scripted step
         self._random: RandomFaults | None = None
         self._upstream: Upstream | None = None
         self._writer: TranscriptWriter | None = None
@@ -273,7 +275,21 @@ class FakeModelServer:
         """Append a recorded transcript to the script (``time_scale`` 1.0: original pacing)."""
         return self.script(load_transcript(path, time_scale=time_scale))
 
+    def insert_fault(self, inserter: Any) -> FakeModelServer:
+        """Consult ``inserter(step, scripted, dialect, stream, request_index)`` before each scripted step:
+        a behaviour it returns is served instead, and the step stays in the script (mutagent's
+        fault exploration, see ``mutagent.fakeserver.inject``)."""
+        with self._lock:
+            self._inserter = inserter
+        return self
+
     # -- what happened ------------------------------------------------------------------------------
+
+    @property
+    def scripted_steps(self) -> int:
+        """How many scripted behaviours requests have used up (an inserted fault is not one)."""
+        with self._lock:
+            return self._steps_served
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -463,7 +479,7 @@ class FakeModelServer:
             elif self._upstream is not None:
                 request.outcome, name = "proxied", "proxied"
             elif self._script:
-                behaviour = self._script.popleft()
+                behaviour = self._next_scripted(request)
                 request.outcome, name = "scripted", behaviour.name
             elif self._random is not None:
                 behaviour = self._random.next()
@@ -475,6 +491,19 @@ class FakeModelServer:
             self._responses.append(response)
             self._changed.notify_all()
         return behaviour, response
+
+    def _next_scripted(self, request: RecordedRequest) -> Behaviour:
+        """The next scripted behaviour, or the fault inserted before it (which leaves it in the
+        script for the next request). Called under the lock."""
+        step = self._script[0]
+        if self._inserter is not None:
+            dialect = dialect_for_path(request.path)
+            stream = isinstance(request.body, dict) and request.body.get("stream") is True
+            fault = self._inserter(self._steps_served, step, dialect, stream, request.index)
+            if fault is not None:
+                return fault
+        self._steps_served += 1
+        return self._script.popleft()
 
     def _answer(
         self,

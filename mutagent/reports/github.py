@@ -63,7 +63,7 @@ def annotations(run_data: RunData, changed: dict[str, set[int]] | None = None) -
         status = status_of(run_data, mutant)
         what = "no test reaches this code" if status is Status.NO_COVERAGE else "no test noticed this bug"
         message = f"{mutant.description or mutant.operator} ({what})"
-        advice = hint_for(run_data, mutant).partition("\n")[0]
+        advice = hint_for(run_data, mutant).advice
         if advice:
             message += f"\nhint: {advice}"
         message += f"\nmutagent show {mutant.id}\n\n{diff_for(run_data, mutant)}"
@@ -129,11 +129,11 @@ def markdown_summary(run_data: RunData) -> str:
             "```",
             "",
         ]
-        advice, _, script = hint_for(run_data, mutant).partition("\n")
-        if advice:
-            lines += [f"**hint:** {_md(advice)}", ""]
-        if script:
-            lines += ["```python", script.rstrip("\n"), "```", ""]
+        hint = hint_for(run_data, mutant)
+        if hint.advice:
+            lines += [f"**hint:** {_md(hint.advice)}", ""]
+        if hint.code:  # only a test mutagent ran on the original and on this mutant
+            lines += [f"_{_md(hint.verified)}_", "", "```python", hint.code.rstrip("\n"), "```", ""]
         lines += [f"`mutagent show {mutant.id}`", "", "</details>"]
     entries = guard_map(run_data)
     idle = [entry for entry in entries if entry.guards_nothing]

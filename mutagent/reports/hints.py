@@ -1,27 +1,63 @@
-"""Survivor hints written for the code they are about: the advice and a fake-server test to copy.
+"""Survivor hints: what to script and what to assert, in the words of the code they are about.
 
-An operator's own ``hint`` is dialect-neutral; here each agent operator gets advice in the words
-of the API the mutated code speaks (see :mod:`mutagent.reports.dialect`) and a short test body
-with ``fake_model.script(...)`` for that dialect: the client built on the right base URL (the
-fake server picks its dialect from the endpoint the client calls), streaming or not, sync or
-async. Operators without a recipe (generic ones, third-party plugins) keep their own hint and get
-the client set-up and a request assertion for the dialect, when the code's package talks to a model
-API we recognise; in code that calls no model (a parser, a calculator) they get their hint alone.
+A hint is prose unless mutagent ran the code it would show. An operator's own ``hint`` is
+dialect-neutral; here each agent operator gets a recipe in the words of the API the mutated code
+speaks (see :mod:`mutagent.reports.dialect`): the fault to script on the fake server, where in
+the stream, and the assertion on the next request that tells the mutant from the original, with
+the details the mutant itself fixes (the status it no longer retries, the header it no longer
+reads). A code snippet appears in a report only when ``mutagent suggest`` built that test from
+the suite, ran it on the original (it passed every time) and on the mutant (it failed): a snippet
+nobody ran is a claim with code in it, and the claims this module used to print failed more
+often than not. Code of an SDK's own transport layer gets a transport-level recipe, never an
+agent built on that SDK with its retries switched off.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from mutagent.model import Mutant, RunData
+from mutagent.model import Mutant, RunData, Suggestion
 from mutagent.reports.dialect import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, Dialect, dialect_of_file
 from mutagent.reports.opinfo import operator_info
 
-Recipe = Callable[[Dialect], tuple[str, list[str], list[str]]]  # advice, script lines, checks
+Recipe = Callable[[Dialect, "Mutant | None"], str]
 
 
-def _tool_id(d: Dialect) -> str:
-    return "toolu_1" if d.api == ANTHROPIC else "call_1"
+@dataclass(frozen=True)
+class Hint:
+    """What a report says about one survivor: ``advice`` in words, and ``code`` only when it is a
+    verified suggestion (``suggestion`` says how it was verified)."""
+
+    advice: str
+    suggestion: Suggestion | None = None
+
+    @property
+    def code(self) -> str:
+        return self.suggestion.code if self.suggestion is not None else ""
+
+    @property
+    def verified(self) -> str:
+        """One line on how the code was verified (empty without code)."""
+        s = self.suggestion
+        if s is None:
+            return ""
+        fault = f" with {s.fault} inserted" if s.fault else ""
+        return (
+            f"verified by mutagent suggest{fault}: passed {s.original_runs} times on the original, "
+            f"failed on the mutant ({s.mutant_failure}); add it to {s.test_file}"
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.advice or self.code)
+
+    def text(self) -> str:
+        """The whole hint as plain text (advice, then the verified test when there is one)."""
+        if not self.code:
+            return self.advice
+        return f"{self.advice}\n{self.verified}\n{self.code}"
 
 
 def _stop_marker(d: Dialect) -> str:
@@ -44,14 +80,24 @@ def _messages_key(d: Dialect) -> str:
     return "input" if d.api == OPENAI_RESPONSES else "messages"
 
 
-def _failure(d: Dialect) -> tuple[str, str]:
-    """(words, behaviour) for a transport failure the loop must recover from."""
+def _failure(d: Dialect) -> str:
+    """A transport failure the loop must recover from, in words."""
     if d.streaming:
-        return "cut the stream mid-response", 'b.cut(after=3, text="Hello world")'
-    return "drop the connection before the response", "b.drop()"
+        return "cut the stream mid-response (`b.cut`, after a few events)"
+    return "drop the connection before the response (`b.drop()`)"
 
 
-def _empty(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _literals(mutant: Mutant | None, pattern: str) -> list[str]:
+    """The literals of ``pattern`` the mutant's original code has and its replacement lacks: what
+    the mutant stopped handling (a status, an error type, a header name)."""
+    if mutant is None:
+        return []
+    before = re.findall(pattern, mutant.original)
+    after = set(re.findall(pattern, mutant.replacement))
+    return [value for value in dict.fromkeys(before) if value not in after]
+
+
+def _empty(d: Dialect, mutant: Mutant | None) -> str:
     if d.api == OPENAI_CHAT:
         words = "a completion whose choice has no content and no tool_calls"
     elif d.api == OPENAI_RESPONSES:
@@ -61,270 +107,208 @@ def _empty(d: Dialect) -> tuple[str, list[str], list[str]]:
     else:
         words = "a message whose content list is empty"
     return (
-        f"Script {words} and assert the agent retries it (a second request) or fails, never returns ''.",
-        ['fake_model.script(b.empty(), b.ok(text="the answer"))'],
-        ['assert result == "the answer" and fake_model.request_count == 2'],
+        f"Script {words} (`b.empty()`) followed by a normal reply, and assert the agent retries it "
+        "(a second request) or fails, never returns ''."
     )
 
 
-def _truncated_arguments(d: Dialect) -> tuple[str, list[str], list[str]]:
-    tool = f'ToolCall("{_tool_id(d)}", "lookup", {{"city": "Paris"}})'
+def _truncated_arguments(d: Dialect, mutant: Mutant | None) -> str:
     if not d.streaming:
-        cut = f'ToolCall("{_tool_id(d)}", "lookup", \'{{"city": "Par\')'
         return (
-            "Send the tool arguments as a string that is not complete JSON (the fake server sends a "
-            "string verbatim) and assert the tool never ran and the turn failed or was retried.",
-            [f'fake_model.script(b.ok(tool_calls=[{cut}]), b.ok(text="done"))'],
-            ["assert lookup.calls == []  # the tool never saw half an argument object"],
+            "Script a complete turn whose tool arguments are a string that is not complete JSON "
+            '(`ToolCall(id, name, \'{"city": "Par\')`: the fake server sends a string verbatim) and '
+            "assert the tool never ran and the turn failed or was retried."
         )
-    fragments = {
+    fragment = {
         ANTHROPIC: "input_json_delta",
         OPENAI_CHAT: "tool_calls[].function.arguments delta",
         OPENAI_RESPONSES: "response.function_call_arguments.delta",
-    }[d.api if d.api in (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES) else ANTHROPIC]
+    }.get(d.api, "input_json_delta")
     return (
-        f"Cut the stream after the first {fragments} (so the arguments stop mid-object, e.g. "
-        '\'{"city": "Par\') and assert the tool was not executed and the turn failed or was retried.',
-        [
-            "# event_names(b.ok(tool_calls=[...]), dialect) lists the frames: cut inside the arguments",
-            f'fake_model.script(b.cut(after=4, tool_calls=[{tool}]), b.ok(text="done"))',
-        ],
-        ["assert lookup.calls == []  # the cut call never ran; the retry answered with text"],
+        f"Cut the stream inside the tool arguments, after the first {fragment} (count the frames "
+        "with `event_names(b.ok(tool_calls=[...]), dialect)`: the text part comes first), or, when "
+        "the arguments are parsed from a completed response, script a complete turn whose arguments "
+        "are a cut-short string; assert the tool was not executed and the turn failed or was retried."
     )
 
 
-def _disconnect(d: Dialect) -> tuple[str, list[str], list[str]]:
-    words, behaviour = _failure(d)
+def _disconnect(d: Dialect, mutant: Mutant | None) -> str:
+    errors = _literals(mutant, r"\b([A-Z][A-Za-z]*(?:Error|Timeout|Exception))\b")
+    which = f" (the mutant no longer catches {', '.join(errors)})" if errors else ""
     return (
-        f"Make the fake server {words} (or point the client at FakeModelServer.refused_url()) and "
-        "assert the agent retried with the same request.",
-        [f'fake_model.script({behaviour}, b.ok(text="Hello world"))'],
-        ["assert fake_model.request_count == 2 and fake_model.bodies_identical(0, 1)"],
+        f"Make the fake server {_failure(d)}, reset it (`reset=True`) or stall it past the read "
+        f"timeout, whichever raises the error this handler catches{which}, and assert the agent "
+        "retried with the same request: two requests, `fake_model.bodies_identical(0, 1)`."
     )
 
 
-def _idle_timeout(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _idle_timeout(d: Dialect, mutant: Mutant | None) -> str:
     where = "mid-stream" if d.streaming else "before the response"
-    after = 3 if d.streaming else 0
     return (
-        f"Make the fake server go silent {where} for longer than the read/idle limit and assert the "
-        "agent gives up on that attempt within a bound and retries (run it under a pytest timeout).",
-        [f'fake_model.script(b.stall(seconds=None, after={after}), b.ok(text="Hello"))'],
-        ["assert fake_model.request_count == 2  # the stalled attempt was abandoned, not waited out"],
+        f"Make the fake server go silent {where} (`b.stall(seconds=None)`) and assert the attempt is "
+        "abandoned and retried: build the client through the code this mutant changes (your own "
+        "client factory, with a read timeout short enough for a test), not a client of the test's "
+        "own, or the mutated timeout never applies."
     )
 
 
-def _response_close(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _response_close(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Stop consuming early (break after what you need, or raise from a handler) against a "
-        "response that never ends, and assert the server saw the client let go.",
-        ['fake_model.script(b.endless(text="tick "))'],
-        ["fake_model.wait_for_responses(1, timeout=5)", "assert fake_model.responses[0].client_closed_early"],
+        "Where the loop stops reading before the end of a response (it breaks at the end marker, or "
+        "a handler raises), serve the whole reply and then hold the connection open (`b.stall` after "
+        "all events), and assert `fake_model.responses[i].client_closed_early` once the loop has "
+        "moved on. A loop that always reads to the end cannot leak a response this way: for it the "
+        "mutant may be equivalent, and an endless stream would only hang the test."
     )
 
 
-def _sdk_retries(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _sdk_retries(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Script one 500 then a success and assert exactly how many requests reached the server: "
-        "the SDK's hidden retries would add one the loop never sees or records.",
-        ['fake_model.script(b.http_error(500), b.ok(text="done"))'],
-        ["assert fake_model.request_count == 2  # your loop's retry, counted by your loop"],
+        "Script one 500 and then a success against the client built by the code this mutant changes "
+        "(your client factory, not a client the test builds), and assert exactly how many requests "
+        "reached the server: the SDK's hidden retries add requests the loop never counts."
     )
 
 
-def _idempotency(d: Dialect) -> tuple[str, list[str], list[str]]:
-    first, second = _tool_id(d), _tool_id(d).replace("1", "2")
+def _idempotency(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Have the model repeat the same side-effecting call (or retry the turn) and assert the side "
-        "effect happened once.",
-        [
-            "fake_model.script(",
-            f'    b.ok(tool_calls=[ToolCall("{first}", "charge", {{"order": "A1", "amount": 5}})]),',
-            f'    b.ok(tool_calls=[ToolCall("{second}", "charge", {{"amount": 5, "order": "A1"}})]),',
-            '    b.ok(text="done"),',
-            ")",
-        ],
-        ['assert payments.charged == [("A1", 5)]'],
+        "Have the model repeat the same side-effecting call (the same tool and arguments in another "
+        "key order, under a new call id, or the turn retried) and assert the side effect happened once."
     )
 
 
-def _length(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _length(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        f"Script a response that stops on {_length_stop(d)} and assert the agent raises, continues or "
-        "reports truncation instead of returning the partial text as the answer.",
-        ['fake_model.script(b.length_stop(text="The refund policy is"), b.ok(text=" 30 days."))'],
-        ['assert result != "The refund policy is"  # continued (2 requests) or raised'],
+        f"Script a response that stops on {_length_stop(d)} (`b.length_stop(text=...)`) and assert "
+        "the agent raises, continues or reports truncation instead of returning the partial text."
     )
 
 
-def _retry_after(d: Dialect) -> tuple[str, list[str], list[str]]:
-    header = (
-        '{"retry-after-ms": "1500", "retry-after": "2"}' if d.api == ANTHROPIC else '{"retry-after": "2"}'
-    )
+def _retry_after(d: Dialect, mutant: Mutant | None) -> str:
+    headers = _literals(mutant, r"retry-after(?:-ms)?")
+    header = headers[0] if headers else ("retry-after-ms" if d.api == ANTHROPIC else "retry-after")
     return (
-        "Answer 429 with a Retry-After different from your default backoff and assert the wait before "
-        "the retry is the header's value.",
-        [f'fake_model.script(b.http_error(429, headers={header}), b.ok(text="done"))'],
-        ["assert sleeps == [2.0] or fake_model.gap(0, 1) >= 2.0  # a fake sleep or the recorded gap"],
+        f"Answer 429 (or 503) with a `{header}` header whose value differs from your default backoff "
+        "and assert the wait before the retry is that value: the delay your fake sleep received, or "
+        "`fake_model.gap(0, 1)` when the loop really sleeps."
     )
 
 
-def _partial_history(d: Dialect) -> tuple[str, list[str], list[str]]:
-    words, behaviour = _failure(d)
+def _partial_history(d: Dialect, mutant: Mutant | None) -> str:
     key = _messages_key(d)
     return (
-        f"{words[0].upper()}{words[1:]}, then assert the retried request's {key} equal the first "
-        "request's (no half-written assistant turn) and history holds one complete reply afterwards.",
-        [f'fake_model.script({behaviour}, b.ok(text="Hello world"))'],
-        [f'assert fake_model.requests[1].body["{key}"] == fake_model.requests[0].body["{key}"]'],
+        f"{_failure(d)[0].upper()}{_failure(d)[1:]} after some content, then assert the retried "
+        f"request's {key} equal the first request's (`fake_model.bodies_identical(0, 1)`: no "
+        "half-written assistant turn) and history holds one complete reply afterwards."
     )
 
 
-def _misclassify(d: Dialect) -> tuple[str, list[str], list[str]]:
-    overloaded = "529" if d.api == ANTHROPIC else "503"
+def _misclassify(d: Dialect, mutant: Mutant | None) -> str:
+    statuses = [s for s in _literals(mutant, r"\b([1-5]\d\d)\b") if 400 <= int(s) <= 599]
+    types = _literals(mutant, r"\b([a-z]+_error)\b")
+    if statuses:
+        what = f"an HTTP {' / '.join(statuses)} (the status this mutant changes)"
+    elif types:
+        what = f"an `error` event of type {' / '.join(types)} (the type this mutant changes)"
+    else:
+        what = "each failure class this classification decides (429/5xx, 400/401, error events)"
     return (
-        f"For each failure class assert the decision: a 429/{overloaded}/5xx is retried (two requests), "
-        "a 400/401 fails at once (one request, the error surfaced). One test per status.",
-        [f'fake_model.script(b.http_error({overloaded}), b.ok(text="done"))  # and: b.http_error(400) alone'],
-        ["assert fake_model.request_count == 2  # 400: == 1 and the call raised"],
+        f"Script {what} followed by a success, and assert the decision: a retryable failure is "
+        "retried (two requests and the success returned), a permanent one fails at once (one "
+        "request, the error surfaced)."
     )
 
 
-def _mismatch_id(d: Dialect) -> tuple[str, list[str], list[str]]:
-    a, b_ = _tool_id(d), _tool_id(d).replace("1", "2")
+def _mismatch_id(d: Dialect, mutant: Mutant | None) -> str:
     return (
         "Script a turn with two tool calls and assert each tool result in the next request carries "
-        "exactly the id of the call it answers.",
-        [
-            "fake_model.script(",
-            f'    b.ok(tool_calls=[ToolCall("{a}", "lookup", {{"q": "a"}}), '
-            f'ToolCall("{b_}", "lookup", {{"q": "b"}})]),',
-            '    b.ok(text="done"),',
-            ")",
-        ],
-        [f'assert fake_model.tool_results(1) == {{"{a}": lookup("a"), "{b_}": lookup("b")}}'],
+        "exactly the id of the call it answers (`fake_model.tool_results(1)` maps id to result)."
     )
 
 
-def _closed_block(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _closed_block(d: Dialect, mutant: Mutant | None) -> str:
     if d.api == ANTHROPIC and d.streaming:
         words = "a duplicate content_block_stop, or a delta after the stop, for the same index"
     else:
         words = "a repeated final chunk for a block the assembler already closed"
     return (
-        f"Feed the assembler (or replay through the fake server) {words} and assert the assembled "
-        "block is the first-closed one.",
-        ['fake_model.script(b.ok(text="Hello"))  # then feed the duplicate frames to the assembler'],
-        ['assert message.text == "Hello"'],
+        f"Feed the assembler (or serve through the fake server with `b.raw`) {words} and assert the "
+        "assembled block is the first-closed one."
     )
 
 
-def _retry_bound(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _retry_bound(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Make every attempt fail and assert the exact number of requests; also let a call succeed "
-        "exactly on the last allowed attempt.",
-        ["fake_model.script(*[b.http_error(503)] * MAX_ATTEMPTS)  # one request more fails the test"],
-        ["assert fake_model.request_count == MAX_ATTEMPTS"],
+        "Make every attempt fail (one scripted error per allowed attempt) and assert the exact "
+        "number of requests; also let a call succeed exactly on the last allowed attempt."
     )
 
 
-def _turn_script(d: Dialect) -> list[str]:
-    """A model that asks for a tool on every turn: only the loop's own turn bound ends it."""
-    return [
-        "fake_model.script(*[",
-        f'    b.ok(tool_calls=[ToolCall(f"{_tool_id(d)[:-1]}{{i}}", "lookup", {{"q": "again"}})])',
-        "    for i in range(MAX_TURNS + 1)",
-        "])",
-    ]
-
-
-def _turn_limit(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _turn_limit(d: Dialect, mutant: Mutant | None) -> str:
     return (
         "Script a model that asks for a tool on every turn and assert the exact number of model "
-        "requests before the turn-limit error; also let a run finish on exactly the last allowed turn.",
-        _turn_script(d),
-        [
-            "with pytest.raises(YourTurnLimitError): agent.run(...)",
-            "assert fake_model.request_count == MAX_TURNS",
-        ],
+        "requests before the turn-limit error; also let a run finish on exactly the last allowed turn."
     )
 
 
-def _unbounded_turns(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _unbounded_turns(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Script a model that never stops asking for tools and assert the loop ends with its turn-limit "
-        "error (a request beyond the script fails the test; a hang is reported as Timeout).",
-        _turn_script(d),
-        ["assert fake_model.request_count <= MAX_TURNS  # wrap the run in pytest.raises(YourTurnLimitError)"],
+        "Script a model that never stops asking for tools (one more turn than the limit) and assert "
+        "the loop ends with its turn-limit error: a request beyond the script fails the test, a "
+        "hang is reported as Timeout."
     )
 
 
-def _tool_refused(what: str, call: str) -> Recipe:
-    def recipe(d: Dialect) -> tuple[str, list[str], list[str]]:
-        tool = call.replace("ID", _tool_id(d))
+def _tool_refused(what: str) -> Recipe:
+    def recipe(d: Dialect, mutant: Mutant | None) -> str:
         return (
-            f"Script {what} and assert the tool never ran and the next request carries an error result "
-            "for that call.",
-            [f'fake_model.script(b.ok(tool_calls=[{tool}]), b.ok(text="done"))'],
-            [f'assert "{_tool_id(d)}" in fake_model.tool_results(1) and tool.calls == []'],
+            f"Script {what} and assert the tool never ran and the next request carries an error "
+            "result for that call."
         )
 
     return recipe
 
 
-def _swallow(d: Dialect) -> tuple[str, list[str], list[str]]:
-    if d.api == ANTHROPIC:
-        check = 'assert fake_model.requests[1].body["messages"][-1]["content"][0]["is_error"] is True'
-        words = "is_error true"
-    else:
-        check = f'assert "failed" in fake_model.tool_results(1)["{_tool_id(d)}"]'
-        words = "content naming the failure"
-    return (
-        f"Make a tool raise and assert the next request carries an error result for that call ({words}).",
-        [f'fake_model.script(b.ok(tool_calls=[ToolCall("{_tool_id(d)}", "lookup", {{}})]), b.ok(text="ok"))'],
-        [check],
-    )
+def _swallow(d: Dialect, mutant: Mutant | None) -> str:
+    words = "is_error true" if d.api == ANTHROPIC else "content naming the failure"
+    return f"Make a tool raise and assert the next request carries an error result for that call ({words})."
 
 
-def _truncate(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _truncate(d: Dialect, mutant: Mutant | None) -> str:
     return (
         "Have a tool return a long, distinctive text and assert the tool result in the next request "
-        "equals it in full.",
-        [
-            f'fake_model.script(b.ok(tool_calls=[ToolCall("{_tool_id(d)}", "lookup", {{"q": "policy"}})]), '
-            'b.ok(text="done"))'
-        ],
-        [f'assert fake_model.tool_results(1) == {{"{_tool_id(d)}": LONG_POLICY_TEXT}}'],
+        "equals it in full (`fake_model.tool_results(1)`)."
     )
 
 
-def _unbounded(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _unbounded(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Make every attempt fail and assert the agent gives up with an error after the configured "
-        "number of requests (a hang is reported as Timeout, which counts as detected).",
-        ["fake_model.script(*[b.http_error(503)] * MAX_ATTEMPTS)  # a request beyond it fails the test"],
-        [
-            "with pytest.raises(YourRetriesExhaustedError): ...",
-            "assert fake_model.request_count == MAX_ATTEMPTS",
-        ],
+        "Make every attempt fail (as many scripted errors as attempts are allowed) and assert the "
+        "agent gives up with its error after exactly that many requests (one more fails the test; a "
+        "hang is reported as Timeout, which counts as detected)."
     )
 
 
-def _stop_marker_check(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _stop_marker_check(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        f"Script a response that ends cleanly but without {_stop_marker(d)} and assert the turn "
-        "fails or is retried, never returned as an answer.",
-        ['fake_model.script(b.no_stop(text="Hello"), b.ok(text="Hello world"))'],
-        ['assert result == "Hello world" and fake_model.request_count == 2'],
+        f"Script a response that ends cleanly but without {_stop_marker(d)} (`b.no_stop(...)`) and "
+        "assert the turn fails or is retried, never returned as an answer."
     )
 
 
-def _backoff(d: Dialect) -> tuple[str, list[str], list[str]]:
+def _backoff(d: Dialect, mutant: Mutant | None) -> str:
     return (
-        "Assert the delay between the failed request and its retry: the argument your fake sleep "
-        "received, or the gap the fake server recorded between the two requests.",
-        ['fake_model.script(b.http_error(503), b.ok(text="done"))'],
-        ["assert sleeps == [EXPECTED_DELAY] or fake_model.gap(0, 1) >= EXPECTED_DELAY"],
+        "Script a retryable error and assert the delay between the failed request and its retry: "
+        "the argument your fake sleep received, or `fake_model.gap(0, 1)` when the loop really sleeps."
+    )
+
+
+def _fault_handling(d: Dialect, mutant: Mutant | None) -> str:
+    what = mutant.description if mutant is not None else "the handling of one fault is skipped"
+    return (
+        f"Fault exploration found this code handling one fault ({what}). Script that fault in a "
+        "test that reaches it and assert what the loop does after it: the retried request, the "
+        "error raised, the wait."
     )
 
 
@@ -343,21 +327,15 @@ RECIPES: dict[str, Recipe] = {
     "mismatch-tool-call-id": _mismatch_id,
     "overwrite-closed-block": _closed_block,
     "retry-bound-off-by-one": _retry_bound,
-    "skip-approval": _tool_refused(
-        "a side-effecting call while the approver says no", 'ToolCall("ID", "delete_ticket", {"id": 7})'
-    ),
+    "skip-approval": _tool_refused("a side-effecting call while the approver says no"),
     "skip-argument-validation": _tool_refused(
-        "a tool call with a wrong argument type (also: a missing required key, an extra key)",
-        'ToolCall("ID", "lookup", {"q": 3})',
+        "a tool call with a wrong argument type (also: a missing required key, an extra key)"
     ),
     "skip-backoff": _backoff,
+    "skip-fault-handling": _fault_handling,
     "skip-stop-marker-check": _stop_marker_check,
-    "skip-tenant-check": _tool_refused(
-        "a tool call naming another tenant's resource", 'ToolCall("ID", "read_ticket", {"tenant": "other"})'
-    ),
-    "skip-tool-allowlist": _tool_refused(
-        "a call to a tool that is not on the allow-list", 'ToolCall("ID", "delete_everything", {})'
-    ),
+    "skip-tenant-check": _tool_refused("a tool call naming another tenant's resource"),
+    "skip-tool-allowlist": _tool_refused("a call to a tool that is not on the allow-list"),
     "swallow-tool-error": _swallow,
     "truncate-tool-results": _truncate,
     "turn-limit-off-by-one": _turn_limit,
@@ -366,59 +344,64 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
-def client_lines(d: Dialect) -> list[str]:
-    """How the test points the code at the fake server, in the code's own dialect."""
-    anthropic = d.api == ANTHROPIC or not d.known
-    base = "fake_model.base_url" if anthropic else "fake_model.openai_base_url"
-    if not d.sdk:
-        endpoint = d.endpoint if anthropic else d.endpoint.removeprefix("/v1")
-        return [f'base_url = {base}  # your loop POSTs to base_url + "{endpoint}"']
-    cls = (
-        ("AsyncAnthropic" if d.is_async else "Anthropic")
-        if anthropic
-        else ("AsyncOpenAI" if d.is_async else "OpenAI")
+def transport_recipe(d: Dialect, fallback: str) -> str:
+    """For code inside an SDK's transport layer: a test of that layer, never an agent test."""
+    base = "fake_model.base_url" if d.sdk_name == "anthropic" else "fake_model.openai_base_url"
+    what = fallback.rstrip(".") + ". " if fallback else ""
+    return (
+        f"{what}This code is {d.describe()}: test it there. Build the {d.sdk_name} client this "
+        f"layer belongs to on `{base}` with its retry settings as shipped (switching its retries "
+        "off switches off the code under test), script the fault on the fake server and assert "
+        "on what the server recorded: how many requests, the wait between them, the headers sent."
     )
-    return [f'client = {cls}(base_url={base}, api_key="test", max_retries=0)']
 
 
-def _run_line(d: Dialect) -> str:
-    target = "client" if d.sdk else "base_url"
-    call = f'run_your_loop({target}, "hi")'
-    return f"result = await {call}" if d.is_async else f"result = {call}"
-
-
-def script_for(operator: str, d: Dialect) -> str:
-    """The fake-server test body that would kill ``operator``'s mutant in dialect ``d``."""
+def advice_for(operator: str, d: Dialect, fallback: str = "", mutant: Mutant | None = None) -> str:
+    """The advice in words: the operator's recipe for the dialect (``fallback``: its own hint)."""
     recipe = RECIPES.get(operator)
-    if recipe is None:
-        script, checks = (
-            ['fake_model.script(b.ok(text="the answer"))'],
-            ["assert fake_model.requests[0].body[...] == ...  # the value this code computes and sends"],
-        )
-    else:
-        _, script, checks = recipe(d)
-    client = client_lines(d)
-    if operator == "enable-sdk-retries" and d.sdk:  # the mutated code builds the client itself
-        base = "fake_model.base_url" if d.api == ANTHROPIC or not d.known else "fake_model.openai_base_url"
-        client = [f"client = your_client_factory(base_url={base})  # yours: it must pass max_retries=0"]
-    return "\n".join([*script, *client, _run_line(d), *checks])
-
-
-def hint_for_dialect(operator: str, d: Dialect, fallback: str = "") -> str:
-    """Advice in the dialect's words, then the script (``fallback``: the operator's own hint)."""
-    recipe = RECIPES.get(operator)
-    advice = recipe(d)[0] if recipe is not None else fallback
+    if d.transport:
+        return transport_recipe(d, fallback)
+    advice = recipe(d, mutant) if recipe is not None else fallback
     if not advice:
         return ""
     if recipe is None and not d.known:
         # a generic operator in code that talks to no model API we recognise (a calculator, a
-        # parser): a fake-server script would describe a model call that is not there
+        # parser): its own hint says what to assert, there is no model call to script
         return advice
-    heading = f"{advice} (this code: {d.describe()})" if d.known else advice
-    return f"{heading}\n{script_for(operator, d)}"
+    return f"{advice} (this code: {d.describe()})" if d.known else advice
 
 
-def hint_for(run_data: RunData, mutant: Mutant) -> str:
-    """The hint a report shows for ``mutant``: fitted to the dialect of the code it mutates."""
+_EXPLORATIONS: dict[int, Any] = {}
+
+
+def exploration_evidence(run_data: RunData, mutant: Mutant) -> str:
+    """What fault exploration saw of the mutated lines: the faults under which alone they run,
+    with one explored run that reached them ("" when exploration did not see them so)."""
+    data = run_data.exploration
+    if not data:
+        return ""
+    from mutagent.explore.results import Exploration
+
+    exploration = _EXPLORATIONS.get(id(data))
+    if exploration is None:
+        exploration = _EXPLORATIONS[id(data)] = Exploration.from_json(data)
+    lines = range(mutant.location.start_line, mutant.location.end_line + 1)
+    faults = exploration.handling_faults(mutant.file, lines)
+    if not faults:
+        return ""
+    example = exploration.runs_reaching(mutant.file, lines)[0]
+    return (
+        f"Fault exploration: this code runs only under {', '.join(faults)} (it ran in "
+        f"{example.test.rsplit('::', 1)[-1]} with {example.fault.describe()} inserted)."
+    )
+
+
+def hint_for(run_data: RunData, mutant: Mutant) -> Hint:
+    """The hint a report shows for ``mutant``: advice fitted to the code's dialect and what fault
+    exploration saw of its lines, and the test ``mutagent suggest`` verified for it if any."""
     dialect = dialect_of_file(run_data.sources, mutant.file)
-    return hint_for_dialect(mutant.operator, dialect, operator_info(mutant.operator).hint)
+    advice = advice_for(mutant.operator, dialect, operator_info(mutant.operator).hint, mutant)
+    evidence = exploration_evidence(run_data, mutant)
+    if evidence:
+        advice = f"{advice} {evidence}" if advice else evidence
+    return Hint(advice, run_data.suggestions.get(mutant.id))

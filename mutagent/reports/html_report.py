@@ -150,9 +150,13 @@ def _mutant_body(run_data: RunData, mutant: Mutant) -> str:
         parts.append('<div class="nothing">no test reaches this code</div>')
     hint = hint_for(run_data, mutant)
     if hint:
-        advice, _, script = hint.partition("\n")
-        code = f'<pre class="diff">{_e(script)}</pre>' if script else ""
-        parts.append(f'<div class="hint">hint: {_e(advice)}{code}</div>')
+        # code only for a test mutagent ran on the original and on this mutant
+        code = (
+            f'<div class="meta">{_e(hint.verified)}</div><pre class="diff">{_e(hint.code)}</pre>'
+            if hint.code
+            else ""
+        )
+        parts.append(f'<div class="hint">hint: {_e(hint.advice)}{code}</div>')
     reason = (mutant.ignored_reason if status is Status.IGNORED else None) or result.status_reason
     if reason:
         parts.append(f'<div class="meta">reason: {_e(reason)}</div>')

@@ -41,7 +41,7 @@ def _survivor_text(run_data: RunData, mutant: Mutant) -> str:
     else:
         lines.append("covered by: no test reaches this code")
     if hint:
-        lines.append("hint: " + hint)
+        lines.append("hint: " + hint.text())
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from mutagent import __version__
 from mutagent.model import Mutant, RunData, Status
 from mutagent.reports.diff import diff_for
+from mutagent.reports.hints import hint_for
 from mutagent.reports.opinfo import operator_info
 from mutagent.reports.repopaths import repo_relative
 from mutagent.reports.stats import status_of, undetected_mutants
@@ -53,14 +54,17 @@ def _result(run_data: RunData, mutant: Mutant, rule_index: int, root: Path) -> d
     what = "no test reaches this code" if status is Status.NO_COVERAGE else "no test noticed this bug"
     headline = f"Surviving mutant ({status.value}): {mutant.description or mutant.operator} ({what})."
     loc = mutant.location
+    hint = hint_for(run_data, mutant)
+    text = f"{headline}\n\n{diff}\n\nmutagent show {mutant.id}"
+    markdown = f"{headline}\n\n```diff\n{diff}\n```\n\n`mutagent show {mutant.id}`"
+    if hint.code:  # only a test mutagent ran on the original and on this mutant
+        text += f"\n\n{hint.verified}\n{hint.code}"
+        markdown += f"\n\n{hint.verified}\n\n```python\n{hint.code.rstrip()}\n```"
     return {
         "ruleId": mutant.operator,
         "ruleIndex": rule_index,
         "level": "warning",
-        "message": {
-            "text": f"{headline}\n\n{diff}\n\nmutagent show {mutant.id}",
-            "markdown": f"{headline}\n\n```diff\n{diff}\n```\n\n`mutagent show {mutant.id}`",
-        },
+        "message": {"text": text, "markdown": markdown},
         "locations": [
             {
                 "physicalLocation": {

@@ -160,7 +160,7 @@ def render_mutant(
 
     ``compact`` (the default terminal report): no box (a hint's test script copies out of a CI
     log as it is, without border characters), a parametrised test's cases named once with their
-    count, and the diff with one line of context and no headers. ``hints_shown`` (hint text ->
+    count, and the diff with one line of context and no headers. ``hints_shown`` (hint advice ->
     the id of the mutant it was printed for): a hint printed in full for an earlier survivor is
     referred to by that survivor's id instead of being printed again.
     """
@@ -186,17 +186,17 @@ def render_mutant(
     elif status.scored:
         parts.append(Text("covered by: no test reaches this code", style="red"))
     hint = hint_for(run_data, mutant)
-    if hint and hints_shown is not None and hint in hints_shown:
-        parts.append(Text.assemble(("hint: ", "bold cyan"), f"as for [{hints_shown[hint]}] above"))
-    elif hint:
+    if hint.advice and hints_shown is not None and hint.advice in hints_shown:
+        parts.append(Text.assemble(("hint: ", "bold cyan"), f"as for [{hints_shown[hint.advice]}] above"))
+    elif hint.advice:
         if hints_shown is not None:
-            hints_shown[hint] = mutant.id
-        advice, _, script = hint.partition("\n")
-        parts.append(Text.assemble(("hint: ", "bold cyan"), advice))
-        if script:
-            parts.append(
-                Syntax(script, "python", theme="ansi_dark", background_color="default", word_wrap=True)
-            )
+            hints_shown[hint.advice] = mutant.id
+        parts.append(Text.assemble(("hint: ", "bold cyan"), hint.advice))
+    if hint.code:  # only a test mutagent ran on the original and on this mutant
+        parts.append(Text(hint.verified, style="green"))
+        parts.append(
+            Syntax(hint.code, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+        )
     reason = mutant.ignored_reason if status is Status.IGNORED else None
     reason = reason or result.status_reason
     if details and reason:

@@ -178,7 +178,8 @@ def project(tmp_path: Path) -> Path:
 def test_map_json_has_the_documented_keys(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["map", str(project), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert set(document) == {"files", "missing", "skipped"}
+    assert set(document) == {"files", "missing", "skipped", "exploration"}
+    assert document["exploration"] is None  # nothing explored in this tree
     assert document["skipped"] and "broken.py" in document["skipped"][0]
     files = {entry["file"]: entry for entry in document["files"]}
     loop = files["agent/loop.py"]

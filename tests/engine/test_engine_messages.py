@@ -77,7 +77,9 @@ def test_a_job_spec_survives_the_wire() -> None:
     wire = spec.to_wire("m1")
     assert wire["type"] == "job" and wire["id"] == "m1"
     assert JobSpec.from_wire(wire) == spec
-    swapped = JobSpec(("t::a",), 1.0, swap=(CodeSwap(("pkg/mod.py", "f", 3), b"\x00code"),))
+    swapped = JobSpec(
+        ("t::a",), 1.0, swap=(CodeSwap(("pkg/mod.py", "f", 3), b"\x00code"),), explore='{"fault": null}'
+    )
     assert JobSpec.from_wire(swapped.to_wire("m2")) == swapped
     assert not swapped.needs_fresh_import and spec.needs_fresh_import
 
@@ -138,6 +140,8 @@ def test_the_harness_events_survive_the_wire_and_garbage_is_a_harness_error() ->
         assert child_event_from_wire(event.to_wire()) == event
     order = ChildOrder(("t::a",), ((("pkg/mod.py", "f", 3), b"code"),), True, False, "/aux/tmp/1-0")
     assert ChildOrder.from_wire(order.to_wire()) == order
+    explored = ChildOrder(("t::a",), (), False, True, "/aux/tmp/1-1", explore='{"fault": null}')
+    assert ChildOrder.from_wire(explored.to_wire()) == explored
     for garbage in [("stop",), ("test",), (), 42]:
         unreadable = child_event_from_wire(garbage)  # type: ignore[arg-type]
         assert isinstance(unreadable, ChildError) and "unreadable" in unreadable.traceback

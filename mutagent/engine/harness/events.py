@@ -29,14 +29,24 @@ class ChildOrder:
     temp_root: str  # the tests' ``tmp_path`` root
     defaults: tuple[tuple[Any, bytes], ...] = ()  # (code key, ``DefaultsSwap.values``)
     values: tuple[tuple[str, str, str, str, str], ...] = ()  # (module, path, owner, name, expression)
+    explore: str = ""  # ``JobSpec.explore``: set as ``MUTAGENT_EXPLORE`` before the tests run
 
     def to_wire(self) -> tuple[Any, ...]:
-        order = (self.tests, self.swaps, self.fast, self.measure, self.temp_root, self.defaults, self.values)
+        order = (
+            self.tests,
+            self.swaps,
+            self.fast,
+            self.measure,
+            self.temp_root,
+            self.defaults,
+            self.values,
+            self.explore,
+        )
         return ("order", *order)
 
     @classmethod
     def from_wire(cls, wire: tuple[Any, ...]) -> ChildOrder:
-        _, tests, swaps, fast, measure, temp_root, defaults, values = wire
+        _, tests, swaps, fast, measure, temp_root, defaults, values, explore = wire
         return cls(
             tuple(tests),
             tuple(swaps),
@@ -45,6 +55,7 @@ class ChildOrder:
             str(temp_root),
             tuple(defaults),
             tuple(values),
+            str(explore),
         )
 
 

@@ -116,6 +116,8 @@ class FreshImportRunner:
         if job.fast:
             args.append("-x")
         env = {"MUTAGENT_FRESH_IMPORT": str(files.spec), "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
+        if job.explore:  # the fault ``fake_model`` inserts (``mutagent.fakeserver.inject``)
+            env["MUTAGENT_EXPLORE"] = job.explore
         fresh_timeout = float(job.fresh_import_timeout or job.timeout + 2 * self.startup + 1.0)
         try:
             yield args, env, files, fresh_timeout

@@ -55,7 +55,7 @@ from mutagent.engine.messages import (
     WorkerReady,
     engine_message_from_wire,
 )
-from mutagent.engine.orchestration.faults import FAULT_LOG_FILE
+from mutagent.engine.orchestration.faults import EXPLORE_ENV, FAULT_LOG_FILE
 from mutagent.engine.protocol import recv, send
 
 
@@ -320,6 +320,7 @@ class Worker:
             temp_root=temp_root,
             defaults=tuple((d.key, d.values) for d in job.defaults),
             values=tuple(v.as_order() for v in job.values),
+            explore=job.explore,
         ).to_wire()
         child = self._take_standby()
         try:
@@ -369,6 +370,8 @@ class Worker:
 
         def prepare() -> None:
             os.environ["PYTEST_DEBUG_TEMPROOT"] = order.temp_root
+            if order.explore:  # the fault ``fake_model`` inserts, where it records (``inject``)
+                os.environ[EXPLORE_ENV] = order.explore
             child_mod.apply_swaps(self.index, swaps)
             for swap in defaults:
                 child_mod.apply_defaults(self.index, swap.key, *swap.decoded())
@@ -385,7 +388,8 @@ class Worker:
                 "sources": dict(self.config.targets),
                 "root": self.config.root,
                 "coverage": self.coverage,
-                "fault_log": os.path.join(self.config.aux, FAULT_LOG_FILE),
+                # an explored run's steps are not the suite's own: they stay out of the fault log
+                "fault_log": "" if order.explore else os.path.join(self.config.aux, FAULT_LOG_FILE),
             }
             if order.measure
             else None,

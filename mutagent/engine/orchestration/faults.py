@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from mutagent.fakeserver.faultlog import ENV as FAULT_LOG_ENV
+from mutagent.fakeserver.inject import ENV as EXPLORE_ENV
 
 FAULT_LOG_FILE = "faults.jsonl"
 KEYS = ("test", "dialect", "behaviour", "fault", "position")
 
-__all__ = ["FAULT_LOG_ENV", "FAULT_LOG_FILE", "collect_fault_log"]
+__all__ = ["EXPLORE_ENV", "FAULT_LOG_ENV", "FAULT_LOG_FILE", "collect_fault_log"]
 
 
 def collect_fault_log(path: Path, tests: list[str]) -> list[dict[str, Any]]:

@@ -40,6 +40,9 @@ class RunStats:
     worker_startup: float = 0.0
     worker_restarts: int = 0
     split: int = 0  # full-matrix mutants whose tests ran in parts on several workers (``split``)
+    # fault exploration: (runs, wall seconds, cached), None when it did not take place
+    exploration: tuple[int, float, bool] | None = None
+    baseline_wall: float = 0.0  # wall seconds of the baseline's measured batches (0: cached)
 
     @property
     def median_overhead(self) -> float | None:

@@ -61,6 +61,7 @@ from mutagent.store import STORE_DIR, Store
 MutantFilter = Callable[[list[Mutant]], list[Mutant]]
 
 WARM_FILE = "warm.json"
+EXPLORATION_VERSION = "6"  # a stored exploration made by another version of its rules is made again
 # a baseline test has no known duration yet: like a plain pytest run, it gets all the time it takes
 BASELINE_TIMEOUT = 24 * 3600.0
 
@@ -160,7 +161,7 @@ class Engine:
             if increment is not None:
                 self._write_warm_up(increment.previous)
             self._ensure_pool(self.config.workers, measure=increment is None)
-        mutants = self._generate(store, source)
+        mutants = [] if self.config.explore_only else self._generate(store, source)
         self.stats.generated = len(mutants)
         self.stats.files_scanned = len(self.target.sources)
         if self.mutant_filter is not None:
@@ -172,7 +173,7 @@ class Engine:
         sources = {f: self.files[f] for f in self.target.sources}
         narrow = NarrowAhead(sources, self.files, module_of)
         narrowing = Ahead(lambda: narrow.analyse(mutants)) if mutants else None
-        if not mutants and cached is None:
+        if not mutants and cached is None and not self.config.explore_only:
             # Nothing to judge (say, ``--since`` on a change that touches no source line): the
             # suite's verdicts would be about no mutant, so the baseline is not worth its cost.
             if self.pool is not None:
@@ -188,8 +189,14 @@ class Engine:
             if baseline.unchecked:  # the run that measured it stopped during its control run
                 self._deferred_controls = [_baseline_job("control", [n]) for n in baseline.unchecked]
         else:
+            measuring = time.monotonic()
             baseline = self._fresh_baseline(increment)
+            self.stats.baseline_wall = time.monotonic() - measuring
             store.save_baseline(key, baseline.to_json(), basis)  # again once deferred controls are in
+        self._explore(store, baseline, key)
+        if self.config.explore_only:
+            return
+        mutants = [*mutants, *self._fault_handling_mutants(store, mutants, source)]
         excluded = self._flaky_policy(baseline)
         graph = ImportGraph(self.files, module_of)
         planner = Planner(
@@ -235,6 +242,77 @@ class Engine:
         own record (``--shard``/``--since``, see ``commands.run.Narrowing.scope``)."""
         describe = getattr(self.mutant_filter, "scope", None)
         return {"fast": self.config.fast, **(describe() if callable(describe) else {})}
+
+    def _explore(self, store: Store, baseline: Baseline, key: str) -> None:
+        """Fault exploration (``exploration``), cached with the baseline it explored: stored in the
+        ``exploration`` meta row, under the baseline's key and the budget."""
+        budget = self.config.explore_budget
+        if budget <= 0 or not baseline.faults:
+            store.set_meta("exploration", "")  # nothing explored for this baseline
+            return
+        explored_key = f"{key}:{budget:g}:{EXPLORATION_VERSION}"
+        if store.get_meta("exploration_key") == explored_key and store.get_meta("exploration"):
+            runs = len(json.loads(store.get_meta("exploration") or "{}").get("runs", []))
+            self.stats.exploration = (runs, 0.0, True)
+            return
+        from mutagent.engine.orchestration.exploration import explore
+
+        pool = self._ensure_pool(self.config.workers)
+        own = sorted({self.target.module_name(f)[0].split(".")[0] for f in self.target.sources} - {""})
+        result = explore(
+            pool,
+            baseline,
+            self._ensure_workspace().aux,
+            self.console,
+            budget_factor=budget,
+            baseline_wall=self._baseline_wall(store, key),
+            timeout_factor=self.config.timeout_factor,
+            timeout_constant=self.config.timeout_constant,
+            own_modules=own,
+            sources={str(self.copy_root / rel): rel for rel in self.target.sources},
+        )
+        self._repair_copy()
+        store.set_meta("exploration", json.dumps(result.to_json()))
+        store.set_meta("exploration_key", explored_key)
+        self.stats.exploration = (len(result.runs), result.wall, False)
+
+    def _fault_handling_mutants(
+        self, store: Store, mutants: list[Mutant], source: MutantSource
+    ) -> list[Mutant]:
+        """Mutants of the fault-handling code exploration found and no agent mutant reaches
+        (``explore.mutants``): for the agent family of the operator library, in a run that is not
+        narrowed by ``--since`` or ``--shard`` (each shard explores on its own, so its regions
+        could differ from another's)."""
+        if self.mutant_filter is not None or not isinstance(source, OperatorMutants):
+            return []
+        if self.config.operators.strip() not in ("agent", "all"):
+            return []
+        try:
+            data = json.loads(store.get_meta("exploration") or "null")
+        except ValueError:
+            return []
+        if not isinstance(data, dict):
+            return []
+        from mutagent.explore.mutants import fault_mutants
+        from mutagent.explore.results import Exploration
+
+        sources = {f: self.files[f] for f in self.target.sources}
+        extra = fault_mutants(Exploration.from_json(data), sources, mutants)
+        self.stats.generated += len(extra)
+        self.stats.mutants += len(extra)
+        return extra
+
+    def _baseline_wall(self, store: Store, key: str) -> float | None:
+        """The wall time of the last full measurement of the baseline (the exploration's budget is a
+        multiple of it): this run's, else the one stored with it; None when never recorded."""
+        if self.stats.baseline_wall and self.stats.baseline_remeasured is None:
+            store.set_meta("baseline_wall", json.dumps({"key": key, "wall": self.stats.baseline_wall}))
+            return self.stats.baseline_wall
+        try:
+            stored = json.loads(store.get_meta("baseline_wall") or "null")
+        except ValueError:
+            return None
+        return float(stored["wall"]) if isinstance(stored, dict) and stored.get("wall") else None
 
     def _read_files(self) -> None:
         for relative in [*self.target.sources, *self.target.tests]:
