@@ -278,14 +278,19 @@ def write_section(parts: dict[str, list[str]], machine: dict[str, Any]) -> None:
     start = text.find(f"\n{HEADING}")
     previous = text[start:] if start >= 0 else ""
     kept: dict[str, list[str]] = {}
-    for key, title in (
+    titles = (
         ("explore", "### Exploration"),
         ("sample", "### mutagent suggest on the sample"),
         ("responses", "### mutagent suggest on the Responses"),
-    ):
+    )
+    for key, title in titles:
         begin = previous.find(title)
         if begin >= 0 and key not in parts:
-            end = previous.find("\n### ", begin + 1)
+            # A part may hold several ### subsections (exploration has its fault table): it ends
+            # where the next part's title starts, not at its own next subsection.
+            starts = [previous.find("\n" + other, begin + 1) for _, other in titles if other != title]
+            ends = [at for at in starts if at >= 0]
+            end = min(ends) if ends else -1
             kept[key] = previous[begin : end if end >= 0 else len(previous)].rstrip("\n").splitlines() + [""]
     merged = {**kept, **parts}
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -12,6 +12,7 @@ from rich.console import Console
 from testkit.engine_targets import write_target
 
 from mutagent.config import EngineConfig
+from mutagent.engine.orchestration.exploration import FORK_COST, _expected, _StallCost
 from mutagent.engine.orchestration.runner import Engine
 from mutagent.explore.catalogue import Step, faults_for, fits, scripts
 from mutagent.explore.results import (
@@ -24,7 +25,7 @@ from mutagent.explore.results import (
     Exploration,
     ExploredRun,
 )
-from mutagent.explore.schedule import Budget, candidates
+from mutagent.explore.schedule import STALL_ALLOWANCE, Budget, Candidate, candidates
 from mutagent.fakeserver.inject import CUT_TEXT, CUT_TOOL_ARGS, HTTP, LENGTH, RESET, STALL, Fault
 from mutagent.store import Store, load_run_data
 
@@ -82,6 +83,21 @@ def test_the_budget_takes_a_run_only_when_its_cost_fits() -> None:
     assert budget.take(0.6) and not budget.take(0.6) and budget.left_out == 1
     budget.settle(0.6, 0.3)
     assert budget.take(0.6) and budget.spent == 0.3
+
+
+def test_a_stall_that_does_not_fit_the_allowance_waits_for_the_measured_cost() -> None:
+    """Two stalls, one running: the second is not dropped on the allowance's guess but tried again
+    once the first has told what a stall really costs here."""
+    stall = _StallCost()
+    first, second = (Candidate("t::plain", Fault(STALL, at=at), STALL_ALLOWANCE) for at in (0, 1))
+    assert not stall.defer(first)  # nothing running to learn from: dropped as before
+    stall.in_flight = 1
+    assert stall.defer(second) and list(stall.retry()) == []  # nothing measured yet
+    stall.measure(0.4)
+    assert stall.measured == 0.4 and stall.in_flight == 0
+    assert list(stall.retry()) == [second] and list(stall.retry()) == []
+    assert _expected(second, 0.1, stall.measured) == pytest.approx(0.1 + FORK_COST + 0.4)
+    assert _expected(second, 0.1) == pytest.approx(0.1 + FORK_COST + STALL_ALLOWANCE)
 
 
 def run(fault: Fault, outcome: str, **fields) -> ExploredRun:

@@ -12,6 +12,7 @@ baseline did.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -105,10 +106,38 @@ def _run_of(
     )
 
 
-def _expected(candidate: Candidate, duration: float) -> float:
-    """What a run is expected to cost: a stall lasts as long as the client's read timeout; a wait a
-    server asks for may be faked by the test's own sleep (its time is in the limit, not here)."""
-    return duration + FORK_COST + (candidate.extra if candidate.fault.kind == STALL else 0.0)
+def _expected(candidate: Candidate, duration: float, stall: float | None = None) -> float:
+    """What a run is expected to cost: a stall lasts as long as the client's read timeout (the
+    allowance until a stall run has been measured, ``stall``: the longest measured since); a wait
+    a server asks for may be faked by the test's own sleep (its time is in the limit, not here)."""
+    if candidate.fault.kind != STALL:
+        return duration + FORK_COST
+    return duration + FORK_COST + (candidate.extra if stall is None else stall)
+
+
+class _StallCost:
+    """The extra seconds a stall run takes, learnt from the stall runs made so far."""
+
+    def __init__(self) -> None:
+        self.measured: float | None = None
+        self.in_flight = 0
+        self.deferred: list[Candidate] = []
+
+    def defer(self, candidate: Candidate) -> bool:
+        """Keep ``candidate`` for later when a stall now running will tell its real cost."""
+        if self.measured is None and self.in_flight > 0:
+            self.deferred.append(candidate)
+            return True
+        return False
+
+    def measure(self, extra: float) -> None:
+        self.in_flight -= 1
+        self.measured = max(self.measured or 0.0, extra, 0.0)
+
+    def retry(self) -> Iterator[Candidate]:
+        """The deferred stalls, once a stall has been measured (each is tried once more)."""
+        while self.measured is not None and self.deferred:
+            yield self.deferred.pop(0)
 
 
 def _long_runs_first(planned: list[Candidate], duration: Any, budget: float) -> list[Candidate]:
@@ -157,14 +186,23 @@ def explore(
     runs: list[ExploredRun] = []
     waiting: Iterator[Candidate] = iter(planned)
     numbered = [0]
+    # A stall's real cost is the client's read timeout, unknown until one stall has run: the
+    # allowance stands in until then, and a stall that does not fit under the allowance while
+    # another stall is still running waits for that one's measured cost instead of being dropped.
+    stall = _StallCost()
 
     def next_job() -> Job | None:
-        for candidate in waiting:
+        for candidate in itertools.chain(stall.retry(), waiting):
             duration = baseline.duration(candidate.test)
-            expected = _expected(candidate, duration)
+            expected = _expected(candidate, duration, stall.measured)
             if not budget.take(expected):
+                if candidate.fault.kind == STALL and stall.defer(candidate):
+                    budget.left_out -= 1  # not left out yet: tried again once a stall is measured
+                    continue
                 progress.advance(Status.PENDING)
                 continue
+            if candidate.fault.kind == STALL:
+                stall.in_flight += 1
             numbered[0] += 1
             path = records / f"run-{numbered[0]}.json"
             path.unlink(missing_ok=True)
@@ -177,6 +215,8 @@ def explore(
     def on_result(job: Job, result: JobResult) -> list[Job] | None:
         candidate, expected, path = job.data
         budget.settle(expected, result.elapsed)
+        if candidate.fault.kind == STALL:
+            stall.measure(result.elapsed - baseline.duration(candidate.test) - FORK_COST)
         try:
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
