@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from mutagent.anatomy.turns.bound import TURN_BOUND
+from mutagent.anatomy.turns.counter import TURN_COUNTER
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -33,7 +34,7 @@ def _endless(ctx: SourceContext, iterable: cst.Call) -> cst.BaseExpression:
 class UnboundedTurns(Operator):
     name = "unbounded-turns"
     description = "The agent's turn limit never ends the loop: it runs until the model stops asking."
-    roles = ("turn-bound",)
+    roles = ("turn-bound", "turn-counter")
     failure = (
         "A model that keeps asking for tools keeps the agent looping forever: no turn-limit error, "
         "a run that hangs and pays for every turn."
@@ -200,3 +201,21 @@ class UnboundedTurns(Operator):
                 yield Mutation(bound.node, cst.Name("False"), f"turn limit check never fires{never}")
             else:
                 yield Mutation(bound.node, cst.Name("True"), f"turn limit always allows another turn{never}")
+        for site in TURN_COUNTER.sites(ctx):
+            counter = site.detail
+            limit = counter.bound.limit
+            if site.kind == "step":
+                frozen = site.node.with_changes(value=cst.Integer("0"))  # type: ignore[attr-defined]
+                yield Mutation(
+                    site.node,
+                    frozen,
+                    f"turn counter {counter.counter} no longer advances here: turns taken this way "
+                    f"never count toward {limit}",
+                )
+            else:
+                yield Mutation(
+                    site.node,
+                    cst.Pass(),
+                    f"turn counter {counter.counter} no longer written back: every re-entry reads "
+                    f"the old count and {limit} is never reached",
+                )

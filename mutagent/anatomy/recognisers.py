@@ -8,9 +8,10 @@ from __future__ import annotations
 from mutagent.anatomy.evidence import RoleRecogniser
 from mutagent.anatomy.retry.bound import RETRY_BOUND
 from mutagent.anatomy.turns.bound import TURN_BOUND
+from mutagent.anatomy.turns.counter import TURN_COUNTER
 
 RECOGNISERS: dict[str, RoleRecogniser] = {
-    recogniser.role: recogniser for recogniser in (TURN_BOUND, RETRY_BOUND)
+    recogniser.role: recogniser for recogniser in (TURN_BOUND, TURN_COUNTER, RETRY_BOUND)
 }
 
 

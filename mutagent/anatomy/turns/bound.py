@@ -31,6 +31,7 @@ from mutagent.anatomy.turns.loops import (
     loose_turn_bounds,
     raised_class,
     reached_defs,
+    stateful_turn_bounds,
     test_leaves,
     turn_loops,
     turn_pair,
@@ -94,6 +95,14 @@ def _site(ctx: SourceContext, bound: TurnBound, turn_loop: TurnLoop | None) -> S
     if turn_loop is not None:
         present.append(_placement(ctx, bound, turn_loop))
         present.extend(_loop_evidence(ctx, turn_loop))
+    elif bound.state is not None:
+        exit_ = f"raises {bound.raises}" if bound.raises else "returns"
+        ended = f"an if that ends the run ({exit_}) once the limit is reached"
+        present.append(Evidence(Source.STRUCTURE, ended))
+        present.append(Evidence(Source.DATA_FLOW, bound.evidence[-1]))
+        missing.append(
+            Evidence(Source.CALL_GRAPH, "no loop in sight: the engine re-enters this step once per turn")
+        )
     else:
         present.append(
             Evidence(Source.NAMES, f"an if that raises {bound.raises} (named for an exceeded limit)")
@@ -119,6 +128,7 @@ def turn_bound_sites(ctx: SourceContext) -> list[Site[TurnBound]]:
         found = []
         pairs = [(bound, loop) for loop in turn_loops(ctx) for bound in loop.bounds]
         pairs += [(bound, None) for bound in loose_turn_bounds(ctx)]
+        pairs += [(bound, None) for bound in stateful_turn_bounds(ctx)]
         for bound, loop in pairs:
             if id(bound.node) not in seen:
                 seen.add(id(bound.node))

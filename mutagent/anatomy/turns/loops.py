@@ -33,6 +33,7 @@ from mutagent.anatomy.vocabulary import (
     LIMIT_WORDS,
     NOT_TURN_WORDS,
     REQUEST_WORDS,
+    STORE_CALLS,
     identifier,
     is_count_name,
     is_turn_limit_name,
@@ -45,6 +46,9 @@ _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEq
 _EQUALITY = (cst.Equal, cst.NotEqual)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
+_STEP = m.AugAssign(
+    target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class TurnBound:
     raises: str | None
     evidence: tuple[str, ...]
     index: int = 0  # which target of a chained comparison (``0 < limit <= calls``) is the bound
+    state: str | None = None  # how the counter outlives one call (a bound re-entered, not looped)
 
 
 @dataclass(frozen=True)
@@ -433,6 +438,66 @@ def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
     return ctx.cached(("anatomy", "loose-turn-bounds"), compute)
 
 
+def _persisted(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNode) -> str | None:
+    """How a counter stepped in ``function`` outlives the call, so that each re-entry counts one
+    more turn: it is an attribute (state on ``self`` or on a state object), or a local read from a
+    store and written back to it (``n = await ctx.store.get("n"); n += 1; await ctx.store.set("n",
+    n)``). A plain local reset on every call counts nothing across calls."""
+    if isinstance(counter, cst.Attribute):
+        return f"{ctx.code(counter).strip()} is state that outlives the call"
+    if not isinstance(counter, cst.Name):
+        return None
+    for call in ctx.descendants(function.body, m.Call(func=m.Attribute())):
+        verb = call.func.attr.value  # type: ignore[attr-defined]
+        if verb in STORE_CALLS and any(m.matches(arg.value, m.Name(counter.value)) for arg in call.args):
+            return f"{counter.value} is written back by {ctx.code(call.func).strip()}(...)"
+    return None
+
+
+def _stepped(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNode) -> cst.AugAssign | None:
+    """The ``counter += 1`` (or ``-= 1`` for a countdown) of ``function``, outside nested defs."""
+    code = ctx.code(counter).strip()
+    for step in ctx.descendants(function.body, _STEP):
+        if ctx.code(step.target).strip() == code and ctx.enclosing_function(step) is function:
+            return step
+    return None
+
+
+def stateful_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
+    """Turn bounds of a step the engine re-enters once per turn, with no loop in the function: an
+    ``if`` comparing a turn counter with a turn limit whose body ends the run (``return``,
+    ``raise``), where the same function steps the counter and the counter outlives the call
+    (``self._current_turn += 1``; a count kept in a workflow's context store). Bounds already read
+    from a turn loop, or as loose bounds, are not repeated."""
+
+    def compute() -> list[TurnBound]:
+        claimed = {id(b.node) for loop in turn_loops(ctx) for b in loop.bounds}
+        claimed |= {id(b.node) for b in loose_turn_bounds(ctx)}
+        found = []
+        for branch in ctx.nodes(cst.If):
+            function = ctx.enclosing_function(branch)
+            if function is None or any(isinstance(a, _LOOPS) for a in _within(ctx, branch, function)):
+                continue
+            exit_ = block_exit(ctx, branch.body)
+            if exit_ is None or exit_ == "break":
+                continue
+            for leaf, negated in test_leaves(ctx, branch.test):
+                if id(leaf) in claimed or turn_pair(ctx, leaf) is None:
+                    continue
+                bound = _bound(ctx, leaf, "continue" if negated else "stop", raised_class(exit_), "")
+                left, right = _operands(leaf, bound.index)
+                counter = right if ctx.code(right).strip() == bound.counter else left
+                step = _stepped(ctx, function, counter)
+                state = _persisted(ctx, function, counter) if step is not None else None
+                if state is None:
+                    continue
+                evidence = (*bound.evidence, f"{ctx.code(step).strip()} in the same step; {state}")
+                found.append(TurnBound(**{**bound.__dict__, "evidence": evidence, "state": state}))
+        return found
+
+    return ctx.cached(("anatomy", "stateful-turn-bounds"), compute)
+
+
 def _has_turn_check(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     """The loop's test or an ``if`` of it compares turns, directly or in a def of this file the
     loop reaches."""
@@ -453,6 +518,7 @@ __all__ = [
     "loose_turn_bounds",
     "raised_class",
     "reached_defs",
+    "stateful_turn_bounds",
     "test_leaves",
     "turn_comparison",
     "turn_loops",
