@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from mutagent.anatomy.dominance import decided_earlier
-from mutagent.anatomy.retry.bound import OFF_BY_ONE_KINDS, RETRY_BOUND, RetryBound
+from mutagent.anatomy.retry.bound import OFF_BY_ONE_KINDS, RETRY_BOUND, Reading, RetryBound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import plus_one
@@ -65,12 +65,41 @@ def _enabled_label(
     return f"retries-enabled check shifted by one ({change}): {name} == {value} now reads as retries {state}"
 
 
+def _one_growth_early(ctx: SourceContext, comparison: cst.Comparison, reading: Reading) -> Mutation:
+    """``retry_delay > RETRY_TIMEOUT`` -> ``retry_delay * 2 > RETRY_TIMEOUT``: the give-up reads
+    the delay the next failure would wait, so it fires one attempt early."""
+    operand = reading.named
+    if not isinstance(operand, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        operand = operand.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    factor = cst.parse_expression(reading.growth)
+    grown = cst.BinaryOperation(left=operand, operator=cst.Multiply(), right=factor)
+    if comparison.left is reading.named:
+        replacement = comparison.with_changes(left=grown)
+    else:
+        targets = [
+            t.with_changes(comparator=grown) if t.comparator is reading.named else t
+            for t in comparison.comparisons
+        ]
+        replacement = comparison.with_changes(comparisons=targets)
+    delay = " ".join(ctx.code(reading.named).split())
+    description = (
+        f"give-up on the growing delay {delay} shifted by one attempt "
+        f"({delay} * {reading.growth} compared): one retry fewer"
+    )
+    return Mutation(comparison, replacement, description)
+
+
 def _limit_check(ctx: SourceContext, comparison: cst.Comparison, bound: RetryBound) -> Iterator[Mutation]:
     for replacement, change, index, new_type in _shift(comparison):
         reading = bound.readings[index]
         if reading.kind == "first-attempt":
             # ``failed_attempts <= 0``, ``attempt > 1``: "did anything fail?", "is this a retry?" --
             # accounting and first-attempt tests, not an attempt limit.
+            continue
+        if reading.kind == "delay-limit":
+            # The delay doubles each failure: ``<`` versus ``<=`` almost never changes the attempt
+            # count; one attempt fewer is the give-up reading the delay one growth step ahead.
+            yield _one_growth_early(ctx, comparison, reading)
             continue
         equivalent = decided_earlier(ctx, comparison, index) if new_type is not None else None
         if reading.kind == "enabled-check":
@@ -99,6 +128,58 @@ class RetryBoundOffByOne(Operator):
         "also let a call succeed exactly on the last allowed attempt."
     )
     examples = (
+        Example(
+            before=(
+                "import time\n\n"
+                "def send(client, messages):\n"
+                "    retry_delay = 0.125\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            should_retry = True\n"
+                "            retry_delay *= 2\n"
+                "            if retry_delay > 60:\n"
+                "                should_retry = False\n"
+                "            if not should_retry:\n"
+                "                return None\n"
+                "            time.sleep(retry_delay)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def send(client, messages):\n"
+                "    retry_delay = 0.125\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            should_retry = True\n"
+                "            retry_delay *= 2\n"
+                "            if retry_delay * 2 > 60:\n"
+                "                should_retry = False\n"
+                "            if not should_retry:\n"
+                "                return None\n"
+                "            time.sleep(retry_delay)\n"
+            ),
+            note="a give-up on a doubling delay moves by one doubling, not by <= versus <",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def send(client, messages, log):\n"
+                "    delay = 0.5\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            delay *= 2\n"
+                "            if delay > 30:\n"
+                "                delay = 30\n"
+                "            log(delay)\n"
+                "            time.sleep(delay)\n"
+            ),
+            note="a doubling delay that is only capped bounds no attempt",
+        ),
         Example(
             before=(
                 "import time\n\n"

@@ -58,6 +58,87 @@ class UnboundedRetry(Operator):
     examples = (
         Example(
             before=(
+                "import time\n\n"
+                "def send(client, messages):\n"
+                "    retry_delay = 0.125\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            should_retry = True\n"
+                "            retry_delay *= 2\n"
+                "            if retry_delay > 60:\n"
+                "                should_retry = False\n"
+                "            if not should_retry:\n"
+                "                return None\n"
+                "            time.sleep(retry_delay)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def send(client, messages):\n"
+                "    retry_delay = 0.125\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            should_retry = True\n"
+                "            retry_delay *= 1\n"
+                "            if retry_delay > 60:\n"
+                "                should_retry = False\n"
+                "            if not should_retry:\n"
+                "                return None\n"
+                "            time.sleep(retry_delay)\n"
+            ),
+            note="a retry bounded by its doubling delay: frozen, the delay never reaches the give-up",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def retryable(exc, attempt, retries):\n"
+                "    return attempt < retries and isinstance(exc, TimeoutError)\n\n"
+                "def call(client, retries=3):\n"
+                "    for attempt in range(retries + 1):\n"
+                "        try:\n"
+                "            return client.complete()\n"
+                "        except Exception as exc:\n"
+                "            if not retryable(exc, attempt, retries):\n"
+                "                raise\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def retryable(exc, attempt, retries):\n"
+                "    return True and isinstance(exc, TimeoutError)\n\n"
+                "def call(client, retries=3):\n"
+                "    for attempt in range(retries + 1):\n"
+                "        try:\n"
+                "            return client.complete()\n"
+                "        except Exception as exc:\n"
+                "            if not retryable(exc, attempt, retries):\n"
+                "                raise\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            note="the attempt bound a retry predicate returns, its counter fed by the retry loop",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def send(client, messages, log):\n"
+                "    delay = 0.5\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return client.chat.completions.create(messages=messages)\n"
+                "        except ConnectionError:\n"
+                "            delay *= 2\n"
+                "            if delay > 30:\n"
+                "                delay = 30\n"
+                "            log(delay)\n"
+                "            time.sleep(delay)\n"
+            ),
+            note="a doubling delay that is only capped: no give-up is built on it",
+        ),
+        Example(
+            before=(
                 "import time\n"
                 "import anthropic\n\n"
                 "def create(client, max_attempts, **kw):\n"
@@ -317,11 +398,19 @@ class UnboundedRetry(Operator):
             node = site.node
             if site.kind == "counting-loop":
                 yield Mutation(node, _endless(ctx, node), "retry loop never runs out of attempts")
+            elif site.kind == "counter-step" and site.detail.what == "growing-delay":
+                # The delay counts the attempts in doublings: frozen, it never reaches the give-up.
+                one = node.with_changes(value=cst.Integer("1"))
+                what = f"growing delay {ctx.code(node.target)}, which the give-up compares, never grows"
+                yield Mutation(node, one, what)
             elif site.kind == "counter-step":
                 zero = node.with_changes(value=cst.Integer("0"))
                 yield Mutation(node, zero, f"attempt counter {ctx.code(node.target)} never advances")
             elif site.kind == "loop-test":
                 yield Mutation(node, cst.Name("True"), "retry loop condition always holds")
+            elif site.kind == "give-up" and site.detail.what == "keeps-going":
+                what = "retry predicate's attempt bound always allows another attempt"
+                yield Mutation(node, cst.Name("True"), what)
             elif site.kind == "give-up":
                 yield Mutation(node, cst.Name("False"), "give-up check never fires")
             elif site.kind == "library-stop":

@@ -33,6 +33,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.agent_code import in_test
+from mutagent.anatomy.callgraph import callee
 from mutagent.anatomy.evidence import Evidence, RoleExample, RoleRecogniser, Site, Source
 from mutagent.anatomy.exits import control_flow_exits
 from mutagent.anatomy.retry.classification import is_status_comparison
@@ -55,6 +56,7 @@ from mutagent.anatomy.syntax import (
 from mutagent.anatomy.vocabulary import (
     ATTEMPT_LIMIT_WORDS,
     COUNTDOWN_WORDS,
+    DURATION_WORDS,
     TENACITY_STOPS,
     TIME_BUDGET_WORDS,
     identifier,
@@ -72,12 +74,15 @@ UNBOUNDED_KINDS = ("counting-loop", "counter-step", "loop-test", "give-up", "lib
 class Reading:
     """How one target of a limit check reads: ``limit``, ``first-attempt`` or ``enabled-check``
     (see the module docstring); for the last two, the named operand, the literal (0 or 1) and
-    the operator read with the name on the left."""
+    the operator read with the name on the left. A ``delay-limit`` is a limit compared on a delay
+    that grows by a constant factor each failure (``named`` is the delay operand, ``growth`` the
+    factor's code): it counts attempts in doublings, so it shifts by one factor, not by one."""
 
     kind: str
     named: cst.BaseExpression | None = field(default=None, compare=False, repr=False)
     value: int | None = None
     symbol: str = ""
+    growth: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,9 @@ def _decision(ctx: SourceContext, comparison: cst.Comparison) -> tuple[bool, str
             )
             if decides:
                 return True, "an if whose branch raises, returns, breaks, continues or raise_for_status()es"
+            flag = _sets_flag_that_leaves(ctx, ancestor)
+            if flag:
+                return True, f"an if that clears {flag}, which a later if tests before leaving"
             return False, "an if whose branches neither leave nor raise"
         if isinstance(ancestor, cst.Return):
             return True, "a predicate's return"
@@ -124,6 +132,64 @@ def _decision(ctx: SourceContext, comparison: cst.Comparison) -> tuple[bool, str
             return False, "no while test, if or return decides on it"
         previous = ancestor
     return False, "no while test, if or return decides on it"
+
+
+_FLAG = m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Name("True") | m.Name("False"))
+
+
+def _sets_flag_that_leaves(ctx: SourceContext, branch: cst.If) -> str | None:
+    """``if retry_delay > RETRY_TIMEOUT: should_retry = False`` decides through a flag: the branch
+    only sets boolean names, and a later ``if`` of the same function tests one of them and leaves
+    (``if not should_retry: return None``). The flag's name, or None. A branch that sets a flag
+    nobody tests before leaving (``if n > cap: truncated = True``, read only for a log) decides
+    nothing."""
+    flags: set[str] = set()
+    for statement in branch.body.body if isinstance(branch.body, cst.IndentedBlock) else (branch.body,):
+        simple = isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        small = statement.body if simple else ()
+        if not small or not all(m.matches(s, _FLAG) for s in small):
+            return None
+        flags.update(s.targets[0].target.value for s in small)
+    if branch.orelse is not None or not flags:
+        return None
+    scope = enclosing_scope(ctx, branch)
+    end = ctx.position(branch).end.line
+    for later in ctx.descendants(scope, m.If()) if scope is not None else ():
+        if ctx.position(later).start.line <= end or enclosing_scope(ctx, later) is not scope:
+            continue
+        tested = flags & set(identifiers_in(ctx, later.test))
+        if tested and control_flow_exits(ctx, later.body):
+            return sorted(tested)[0]
+    return None
+
+
+_GROWTH = m.AugAssign(
+    target=m.Name() | m.Attribute(), operator=m.MultiplyAssign(), value=m.Integer() | m.Float()
+)
+
+
+def growing_delays(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.AugAssign]:
+    """Steps that multiply a delay by a constant factor above 1 each time round the retry loop
+    (``retry_delay *= 2``): after n failures the delay is ``base * factor**n``, so a give-up
+    compared on it (``if retry_delay > RETRY_TIMEOUT``) counts attempts in doublings. Only a name
+    that says it is a wait counts (``scale *= 2`` in a retry loop is no delay)."""
+    if not is_retry_loop(ctx, loop):
+        return []
+    return [
+        step
+        for step in own(ctx, loop, _GROWTH)
+        if float(step.value.evaluated_value) > 1
+        and set(words(identifier(step.target) or "")) & DURATION_WORDS
+    ]
+
+
+def _growing_delay_in(ctx: SourceContext, comparison: cst.Comparison) -> cst.AugAssign | None:
+    """The step of the growing delay (see :func:`growing_delays`) the comparison reads, if any."""
+    loop = innermost_loop(ctx, comparison)
+    if loop is None:
+        return None
+    names = set(identifiers_in(ctx, comparison))
+    return next((s for s in growing_delays(ctx, loop) if identifier(s.target) in names), None)
 
 
 def _decides(ctx: SourceContext, comparison: cst.Comparison) -> bool:
@@ -151,7 +217,7 @@ def _counts_attempts(ctx: SourceContext, comparison: cst.Comparison) -> bool:
     loop = innermost_loop(ctx, comparison)
     if loop is not None and is_retry_loop(ctx, loop) and names & loop_variables(loop):
         return True
-    return any(is_count_name(name) for name in names)
+    return any(is_count_name(name) for name in names) or _growing_delay_in(ctx, comparison) is not None
 
 
 def _retry_counter_outside_loop(ctx: SourceContext, comparison: cst.Comparison) -> bool:
@@ -254,7 +320,19 @@ def _counting_bound(ctx: SourceContext, loop: cst.For) -> bool:
 def _counters(ctx: SourceContext, loop: cst.While) -> list[cst.AugAssign]:
     """Steps (``attempt += 1``, ``retries_left -= 1``) of counters the loop's limits are built on."""
     inputs = _limit_inputs(ctx, loop)
-    return [step for step in own(ctx, loop, _STEP) if identifier(step.target) in inputs]
+    steps = [step for step in own(ctx, loop, _STEP) if identifier(step.target) in inputs]
+    return steps + _delay_bounds(ctx, loop)
+
+
+def _delay_bounds(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.AugAssign]:
+    """Growing-delay steps (:func:`growing_delays`) a give-up of the loop is built on: the delay is
+    compared where the comparison decides whether another attempt happens. A delay that is only
+    capped (``if delay > max_delay: delay = max_delay``) bounds nothing."""
+    decided: set[str] = set()
+    for comparison in own(ctx, loop, m.Comparison()):
+        if _decides(ctx, comparison) and not is_status_comparison(ctx, comparison):
+            decided.update(identifiers_in(ctx, comparison))
+    return [step for step in growing_delays(ctx, loop) if identifier(step.target) in decided]
 
 
 def _limit_names(ctx: SourceContext, node: cst.CSTNode) -> bool:
@@ -331,6 +409,79 @@ def _stateful_give_ups(ctx: SourceContext) -> Iterator[tuple[cst.If, cst.Functio
             yield branch, function
 
 
+def _fed_counters(ctx: SourceContext, function: cst.FunctionDef) -> set[str]:
+    """Parameters of ``function`` that a retry loop of this file hands its attempt count: the
+    loop's variable or a counter it steps (``for attempt in range(n): ... _retryable(exc,
+    attempt, n)``). Positional arguments map in order (``self``/``cls`` skipped for methods)."""
+    names = [p.name.value for p in function.params.params]
+    if names[:1] in (["self"], ["cls"]):
+        names = names[1:]
+    fed: set[str] = set()
+    for call in ctx.findall(m.Call()):
+        if callee(ctx, call) is not function:
+            continue
+        loop = innermost_loop(ctx, call)
+        if loop is None or not is_retry_loop(ctx, loop):
+            continue
+        counts = loop_variables(loop) | {identifier(s.target) for s in own(ctx, loop, _STEP)}
+        for position, arg in enumerate(call.args):
+            if arg.star or not set(identifiers_in(ctx, arg.value)) & counts:
+                continue
+            if arg.keyword is not None:
+                fed.add(arg.keyword.value)
+            elif position < len(names):
+                fed.add(names[position])
+    return fed
+
+
+def _predicate_polarity(ctx: SourceContext, comparison: cst.Comparison) -> bool | None:
+    """For a one-target ordering in a retry predicate: True when it holds while attempts remain
+    (``attempt < retries``), False when it holds once they are spent (``tries >= max_tries``),
+    None when the file cannot say which side counts. The counter is the parameter a retry loop
+    feeds (:func:`_fed_counters`), else the side without limit words against one with them."""
+    if len(comparison.comparisons) != 1 or type(comparison.comparisons[0].operator) not in _SYMBOL:
+        return None
+    left, right = comparison.left, comparison.comparisons[0].comparator
+    function = enclosing_scope(ctx, comparison)
+    fed = _fed_counters(ctx, function) if isinstance(function, cst.FunctionDef) else set()
+
+    def counts(side: cst.BaseExpression) -> bool:
+        return isinstance(side, cst.Name) and side.value in fed
+
+    def limits(side: cst.BaseExpression) -> bool:
+        return any(set(words(n)) & ATTEMPT_LIMIT_WORDS for n in identifiers_in(ctx, side))
+
+    if counts(left) != counts(right):
+        counter_left = counts(left)
+    elif limits(left) != limits(right):
+        counter_left = limits(right)
+    else:
+        return None
+    symbol = _SYMBOL[type(comparison.comparisons[0].operator)]
+    return (symbol in ("<", "<=")) == counter_left
+
+
+def _predicate_bounds(ctx: SourceContext) -> Iterator[tuple[cst.Comparison, bool]]:
+    """The attempt bound of a retry predicate outside any loop (``def _retryable(state, exc,
+    attempt, retries): return ... and attempt < retries and is_retryable(exc)``): the retry loop
+    that asks it is elsewhere, so this comparison is what ends it. Only a comparison joined to the
+    return by ``and``/``or`` (no ``not`` in between, so its polarity is read from its direction),
+    and only where the counting side is known; with the polarity (True: holds to keep going)."""
+    for comparison in ctx.findall(m.Comparison()):
+        if innermost_loop(ctx, comparison) is not None or not in_retry_path(ctx, comparison):
+            continue
+        if not _counts_attempts(ctx, comparison) or _reading(ctx, comparison, 0).kind != "limit":
+            continue
+        parent = ctx.parent(comparison)
+        while isinstance(parent, cst.BooleanOperation):
+            parent = ctx.parent(parent)
+        if not isinstance(parent, cst.Return):
+            continue
+        polarity = _predicate_polarity(ctx, comparison)
+        if polarity is not None:
+            yield comparison, polarity
+
+
 def _library_stop(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, str] | None:
     """tenacity's ``stop=`` (its value) and a backoff decorator given ``max_tries``/``max_time``
     (the call): (node, ``"tenacity-stop"``/``"backoff-limits"``)."""
@@ -369,6 +520,13 @@ def _short(ctx: SourceContext, node: cst.CSTNode, limit: int = 50) -> str:
 
 
 def _reading(ctx: SourceContext, comparison: cst.Comparison, index: int) -> Reading:
+    delay = _growing_delay_in(ctx, comparison)
+    if delay is not None:
+        left = comparison.left if index == 0 else comparison.comparisons[index - 1].comparator
+        name = identifier(delay.target)
+        for operand in (left, comparison.comparisons[index].comparator):
+            if name in identifiers_in(ctx, operand):
+                return Reading("delay-limit", operand, growth=ctx.code(delay.value))
     against = _against_zero_or_one(ctx, comparison, index)
     if against is None:
         return Reading("limit")
@@ -475,7 +633,9 @@ def _step_site(ctx: SourceContext, step: cst.AugAssign, loop: cst.While | None, 
         present += retry_loop_evidence(ctx, loop)[0]
     else:
         missing.append(Evidence(Source.CALL_GRAPH, "the loop that repeats the call is not in sight"))
-    return Site(ROLE, "counter-step", step, RetryBound("counter-step", loop), tuple(present), tuple(missing))
+    what = "growing-delay" if isinstance(step.operator, cst.MultiplyAssign) else ""
+    bound = RetryBound("counter-step", loop, (), what)
+    return Site(ROLE, "counter-step", step, bound, tuple(present), tuple(missing))
 
 
 def _give_up_site(ctx: SourceContext, test: cst.BaseExpression, loop: cst.While | None) -> Site:
@@ -491,6 +651,16 @@ def _give_up_site(ctx: SourceContext, test: cst.BaseExpression, loop: cst.While 
         present += _path_evidence(ctx, test)[0]
         missing.append(Evidence(Source.DATA_FLOW, "no counter compared there is stepped in its function"))
     return Site(ROLE, "give-up", test, RetryBound("give-up", loop), tuple(present), tuple(missing))
+
+
+def _predicate_site(ctx: SourceContext, comparison: cst.Comparison, keeps_going: bool) -> Site:
+    present = [
+        Evidence(Source.STRUCTURE, "the attempt bound a retry predicate returns"),
+        Evidence(Source.NAMES, f"compares an attempt count: {_short(ctx, comparison)}"),
+        *_path_evidence(ctx, comparison)[0],
+    ]
+    what = "keeps-going" if keeps_going else "gives-up"
+    return Site(ROLE, "give-up", comparison, RetryBound("give-up", None, (), what), tuple(present))
 
 
 def _unbounded_sites(ctx: SourceContext) -> Iterator[Site]:
@@ -529,6 +699,8 @@ def _unbounded_sites(ctx: SourceContext) -> Iterator[Site]:
                 yield _step_site(ctx, step, None, where)
         if not steps:
             yield _give_up_site(ctx, branch.test, None)
+    for comparison, keeps_going in _predicate_bounds(ctx):
+        yield _predicate_site(ctx, comparison, keeps_going)
     for call in ctx.findall(m.Call()):
         found = _library_stop(ctx, call) or _stop_strategy(ctx, call)
         if found:
@@ -737,6 +909,54 @@ class RetryBoundRole(RoleRecogniser):
             note="a time budget in a retry loop's while test",
         ),
         RoleExample(
+            "import time\n\n"
+            "def send(client, messages):\n"
+            "    retry_delay = 0.125\n"
+            "    while True:\n"
+            "        try:\n"
+            "            return client.chat.completions.create(messages=messages)\n"
+            "        except ConnectionError:\n"
+            "            should_retry = True\n"
+            "            retry_delay *= 2\n"
+            "            if retry_delay > 60:\n"
+            "                should_retry = False\n"
+            "            if not should_retry:\n"
+            "                return None\n"
+            "            time.sleep(retry_delay)\n",
+            site="retry_delay > 60",
+            note="a retry bounded by its doubling delay, the give-up carried by a flag a later if leaves on",
+        ),
+        RoleExample(
+            "import time\n\n"
+            "def retryable(exc, attempt, retries):\n"
+            "    return attempt < retries and isinstance(exc, TimeoutError)\n\n"
+            "def call(client, retries=3):\n"
+            "    for attempt in range(retries + 1):\n"
+            "        try:\n"
+            "            return client.complete()\n"
+            "        except Exception as exc:\n"
+            "            if not retryable(exc, attempt, retries):\n"
+            "                raise\n"
+            "            time.sleep(2 ** attempt)\n",
+            site="attempt < retries",
+            note="the attempt bound a retry predicate returns, its counter fed by the retry loop's variable",
+        ),
+        RoleExample(
+            "import time\n\n"
+            "def send(client, messages, max_tries=5):\n"
+            "    delay = 0.5\n"
+            "    for attempt in range(max_tries):\n"
+            "        try:\n"
+            "            return client.chat.completions.create(messages=messages)\n"
+            "        except ConnectionError:\n"
+            "            delay *= 2\n"
+            "            if delay > 30:\n"
+            "                delay = 30\n"
+            "            time.sleep(delay)\n",
+            site="max_tries",
+            note="a doubling delay only capped, never a give-up: the range is the bound, the cap is none",
+        ),
+        RoleExample(
             "def agent_loop(client, messages, max_turns=10):\n"
             "    for turn in range(max_turns):\n"
             "        reply = client.messages.create(messages=messages)\n"
@@ -764,6 +984,22 @@ class RetryBoundRole(RoleRecogniser):
             note="a work-queue loop that catches errors and counts",
         ),
         RoleExample(
+            "import time\n\n"
+            "def send(client, messages, log):\n"
+            "    delay = 0.5\n"
+            "    while True:\n"
+            "        try:\n"
+            "            return client.chat.completions.create(messages=messages)\n"
+            "        except ConnectionError:\n"
+            "            delay *= 2\n"
+            "            slow = False\n"
+            "            if delay > 30:\n"
+            "                slow = True\n"
+            "            log(slow)\n"
+            "            time.sleep(min(delay, 30))\n",
+            note="a doubling delay compared only to set a flag nobody leaves on: no bound",
+        ),
+        RoleExample(
             "def stop_after_attempt(n):\n"
             "    return lambda state: state.attempt_number >= n\n\n"
             "POLICY = {'stop': stop_after_attempt(3)}\n",
@@ -776,16 +1012,22 @@ class RetryBoundRole(RoleRecogniser):
 
     def considered(self, ctx: SourceContext) -> list[tuple[cst.CSTNode, str]]:
         """Comparisons, the iterables and range bounds of ``for`` loops, counter steps, ``while``
-        tests, ``if`` tests, and the library sites (found by qualified name only)."""
+        tests, ``if`` tests, the library sites (found by qualified name only) and the bounds
+        retry predicates return."""
         found: list[tuple[cst.CSTNode, str]] = [(node, "limit-check") for node in ctx.nodes(cst.Comparison)]
         for loop in ctx.findall(m.For(iter=m.Call())):
             found.append((loop.iter, "counting-loop"))
             if m.matches(loop.iter, _RANGE):
                 found.append((loop.iter.args[min(1, len(loop.iter.args) - 1)].value, "attempt-range"))
-        found += [(step, "counter-step") for step in ctx.findall(_STEP)]
+        found += [(step, "counter-step") for step in ctx.findall(_STEP) + ctx.findall(_GROWTH)]
         found += [(loop.test, "loop-test") for loop in ctx.nodes(cst.While)]
         found += [(branch.test, "give-up") for branch in ctx.nodes(cst.If)]
         found += [(site.node, site.kind) for site in self.sites(ctx) if site.kind.startswith("library-")]
+        found += [
+            (site.node, site.kind)
+            for site in self.sites(ctx)
+            if site.kind == "give-up" and isinstance(site.node, cst.Comparison)
+        ]
         unique = {(id(node), kind): (node, kind) for node, kind in found if not in_test(ctx, node)}
         found = list(unique.values())
         found.sort(key=lambda pair: (_line(ctx, pair[0]), ctx.position(pair[0]).start.column))
