@@ -16,6 +16,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee
 from mutagent.anatomy.hierarchy import subclass_kept
+from mutagent.anatomy.retry.disconnects import caught_by_a_base
 from mutagent.anatomy.streams.clients import transport_error_name
 from mutagent.anatomy.streams.context import guards_something_else, model_context, reads_stream
 from mutagent.anatomy.syntax import caught_classes
@@ -34,100 +35,6 @@ AMBIGUOUS = frozenset(
         "builtins.ConnectionResetError builtins.ConnectionError"
     ).split()
 )
-
-
-#: Base classes of the common transport errors, per library family (child -> its bases): an
-#: element caught beside one of its bases in the same tuple is still caught once removed, so
-#: dropping it would be an equivalent mutant.
-_BASES: dict[str, dict[str, tuple[str, ...]]] = {
-    "httpx": {
-        "TimeoutException": ("TransportError",),
-        "NetworkError": ("TransportError",),
-        "ProtocolError": ("TransportError",),
-        "ProxyError": ("TransportError",),
-        "UnsupportedProtocol": ("TransportError",),
-        "ConnectTimeout": ("TimeoutException",),
-        "ReadTimeout": ("TimeoutException",),
-        "WriteTimeout": ("TimeoutException",),
-        "PoolTimeout": ("TimeoutException",),
-        "ConnectError": ("NetworkError",),
-        "ReadError": ("NetworkError",),
-        "WriteError": ("NetworkError",),
-        "CloseError": ("NetworkError",),
-        "LocalProtocolError": ("ProtocolError",),
-        "RemoteProtocolError": ("ProtocolError",),
-        "TransportError": ("RequestError",),
-        "DecodingError": ("RequestError",),
-        "TooManyRedirects": ("RequestError",),
-        "RequestError": ("HTTPError",),
-        "HTTPStatusError": ("HTTPError",),
-    },
-    "sdk": {  # openai and anthropic share the hierarchy
-        "APIConnectionError": ("APIError",),
-        "APITimeoutError": ("APIConnectionError",),
-        "APIStatusError": ("APIError",),
-        "APIResponseValidationError": ("APIError",),
-    },
-    "aiohttp": {
-        "ClientConnectionError": ("ClientError",),
-        "ClientOSError": ("ClientConnectionError",),
-        "ClientConnectorError": ("ClientOSError",),
-        "ServerConnectionError": ("ClientConnectionError",),
-        "ServerDisconnectedError": ("ServerConnectionError",),
-        "ServerTimeoutError": ("ServerConnectionError",),
-        "ConnectionTimeoutError": ("ServerTimeoutError",),
-        "SocketTimeoutError": ("ServerTimeoutError",),
-        "ClientPayloadError": ("ClientError",),
-        "ClientResponseError": ("ClientError",),
-    },
-    "requests": {
-        "ConnectionError": ("RequestException",),
-        "Timeout": ("RequestException",),
-        "ConnectTimeout": ("ConnectionError", "Timeout"),
-        "ReadTimeout": ("Timeout",),
-        "ChunkedEncodingError": ("RequestException",),
-        "HTTPError": ("RequestException",),
-    },
-    "builtins": {
-        "ConnectionError": ("OSError",),
-        "ConnectionResetError": ("ConnectionError",),
-        "ConnectionAbortedError": ("ConnectionError",),
-        "ConnectionRefusedError": ("ConnectionError",),
-        "BrokenPipeError": ("ConnectionError",),
-        "TimeoutError": ("OSError",),
-    },
-}
-_FAMILY = {"httpx": "httpx", "httpx2": "httpx", "openai": "sdk", "anthropic": "sdk", "aiohttp": "aiohttp"}
-_FAMILY |= {"requests": "requests", "builtins": "builtins", "asyncio": "builtins", "socket": "builtins"}
-
-
-def _family_and_class(qualified: str) -> tuple[str, str] | None:
-    family = _FAMILY.get(qualified.split(".", 1)[0])
-    return (family, qualified.rsplit(".", 1)[-1]) if family else None
-
-
-def _caught_by_a_base(ctx: SourceContext, element: cst.Element, caught: cst.Tuple) -> bool:
-    """Another element of ``caught`` is a base class of ``element`` by the table above (for a
-    library the static reading of ``mutagent.anatomy.hierarchy`` cannot find installed)."""
-    own = [f for f in map(_family_and_class, ctx.qualified_names(element.value)) if f]
-    others = {
-        f
-        for other in caught.elements
-        if other is not element
-        for f in map(_family_and_class, ctx.qualified_names(other.value))
-        if f
-    }
-    for family, name in own:
-        pending, seen = [name], set()
-        while pending:
-            current = pending.pop()
-            for base in _BASES[family].get(current, ()):
-                if (family, base) in others:
-                    return True
-                if base not in seen:
-                    seen.add(base)
-                    pending.append(base)
-    return False
 
 
 class DropDisconnectHandling(Operator):
@@ -360,6 +267,48 @@ class DropDisconnectHandling(Operator):
             ),
             note="a project's own ConnectionError and OSError (file errors too) are not matched",
         ),
+        Example(
+            before=(
+                "import aiohttp\n"
+                "import openai\n"
+                "\n"
+                "def with_backoff(func, errors=(openai.RateLimitError, aiohttp.ServerTimeoutError)):\n"
+                "    def wrapper(*args):\n"
+                "        while True:\n"
+                "            try:\n"
+                "                return func(*args)\n"
+                "            except errors:\n"
+                "                continue\n"
+                "    return wrapper\n"
+            ),
+            after=(
+                "import aiohttp\n"
+                "import openai\n"
+                "\n"
+                "def with_backoff(func, errors=(openai.RateLimitError,)):\n"
+                "    def wrapper(*args):\n"
+                "        while True:\n"
+                "            try:\n"
+                "                return func(*args)\n"
+                "            except errors:\n"
+                "                continue\n"
+                "    return wrapper\n"
+            ),
+            note="the caught types are a parameter's default tuple, read by the closure's handler",
+        ),
+        Example(
+            before=(
+                "import aiohttp\n"
+                "\n"
+                "def with_backoff(func, errors: tuple = (aiohttp.ServerTimeoutError,)):\n"
+                "    errors = load_errors()\n"
+                "    try:\n"
+                "        return func()\n"
+                "    except errors:\n"
+                "        return None\n"
+            ),
+            note="the parameter is rebound before the handler: its default is not what is caught",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -375,6 +324,8 @@ class DropDisconnectHandling(Operator):
             elif isinstance(caught, cst.Name):
                 for value in _module_tuples_named(ctx, caught.value):
                     yield from _tuple_mutations(ctx, value, None)
+                for value in _parameter_defaults_named(ctx, handler, caught.value):
+                    yield from _tuple_mutations(ctx, value, guarded)
             elif isinstance(caught, cst.Call) and not caught.args:
                 evidence = _helper_catches_transport_errors(ctx, caught, handler)
                 if evidence is not None:
@@ -447,7 +398,7 @@ def _tuple_mutations(
         # an element caught beside one of its base classes is still caught once removed: the
         # mutant is equivalent, listed Ignored with the reason and never run
         equivalent = subclass_kept(ctx, element.value, [e.value for e in caught.elements])
-        if equivalent is None and _caught_by_a_base(ctx, element, caught):
+        if equivalent is None and caught_by_a_base(ctx, element.value, [e.value for e in caught.elements]):
             equivalent = f"{ctx.code(element.value).strip()} derives from another class the tuple still names"
         yield Mutation(
             caught,
@@ -467,6 +418,27 @@ def _module_tuples_named(ctx: SourceContext, name: str) -> Iterator[cst.Tuple]:
             for small in statement.body:
                 if ctx.matches(small, pattern):
                     yield small.value
+
+
+def _parameter_defaults_named(
+    ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler, name: str
+) -> Iterator[cst.Tuple]:
+    """``def retry_with_backoff(func, errors: tuple = (openai.APITimeoutError, ...))`` for
+    ``except errors as e:`` in it or in a closure it returns: the caught types are the
+    parameter's default tuple (the innermost function binding the name wins; a local
+    assignment of that name shadows it, and then nothing is known)."""
+    for function in ctx.ancestors(handler):
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        params = function.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        bound = next((p for p in every if p.name.value == name), None)
+        assigned = ctx.descendants(function.body, m.AssignTarget(target=m.Name(name)))
+        if bound is None and not assigned:
+            continue
+        if bound is not None and isinstance(bound.default, cst.Tuple) and not assigned:
+            yield bound.default
+        return
 
 
 def _only_reraises(ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:

@@ -15,9 +15,16 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.hierarchy import subclass_kept
-from mutagent.anatomy.retry.classification import error_kind, exception_verdict, is_status_comparison
+from mutagent.anatomy.retry.classification import (
+    error_kind,
+    exception_verdict,
+    is_status_comparison,
+    runs_as_attempt,
+    status_string,
+)
+from mutagent.anatomy.retry.disconnects import caught_by_a_base
 from mutagent.anatomy.retry.loops import in_retry_decision, is_retry_loop, retry_library
-from mutagent.anatomy.syntax import caught_classes, innermost_loop
+from mutagent.anatomy.syntax import caught_classes, condition_leaves, innermost_loop
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
@@ -62,12 +69,13 @@ def without(collection: cst.Set | cst.Tuple | cst.List, index: int) -> cst.BaseE
 
 
 def with_fatal(collection: cst.Set | cst.Tuple | cst.List) -> cst.BaseExpression:
-    """``collection`` plus the fatal status 400."""
+    """``collection`` plus the fatal status 400 (``"400"`` in a table of status strings)."""
     elements = list(collection.elements)
     last = elements[-1]
     if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(collection, cst.Tuple) and len(elements) == 1:
         elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    added = cst.Element(cst.Integer(str(FATAL_EXAMPLE)))
+    quoted = isinstance(last.value, cst.SimpleString)
+    added = cst.Element(cst.SimpleString(f'"{FATAL_EXAMPLE}"') if quoted else cst.Integer(str(FATAL_EXAMPLE)))
     if last.comma is not cst.MaybeSentinel.DEFAULT and not (
         isinstance(collection, cst.Tuple) and len(elements) == 1
     ):
@@ -92,7 +100,7 @@ def _owner_names(ctx: SourceContext, collection: cst.CSTNode) -> tuple[list[str]
     an ``except`` clause (handled where they decide) or by nothing nameable."""
     names: list[str] = []
     for ancestor in ctx.ancestors(collection):
-        if isinstance(ancestor, (cst.Lambda, cst.Element)) or (
+        if isinstance(ancestor, (cst.Lambda, cst.Element, cst.Tuple, cst.List)) or (
             isinstance(ancestor, cst.Call) and identifier(ancestor) in _WRAPPERS
         ):
             continue
@@ -130,6 +138,8 @@ def _classifies(collection: cst.Set | cst.Tuple | cst.List) -> bool:
             return False
         if isinstance(value, (cst.Integer, cst.Attribute)) and http_status(value) is not None:
             continue
+        if status_string(value) is not None:
+            continue  # ``"429"``, ``"5XX"``: an SDK generator's retry table
         if isinstance(value, cst.SimpleString) and set(words(str(value.evaluated_value))) & ERROR_TYPE_WORDS:
             continue  # ``"overloaded_error"``, ``"rate_limit_exceeded"``, ``"timeout"``
         if isinstance(value, (cst.Name, cst.Attribute)) and (identifier(value) or "x")[0].isupper():
@@ -150,6 +160,129 @@ def _kind_of_owner(names: list[str], library: bool) -> str | None:
     return None
 
 
+def _element_kind(ctx: SourceContext, node: cst.CSTNode) -> str | None:
+    """What one member of an unnamed-kind collection means by itself: an error class
+    (``httpx.ConnectError``) or its name as a string (``"TimeoutException"``) read by
+    :func:`error_kind`."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if not isinstance(value, str) or not value.isidentifier():
+            return None
+        return error_kind(ctx, cst.Name(value))
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        return error_kind(ctx, node)
+    return None
+
+
+def _read_by_classifier(ctx: SourceContext, collection: cst.CSTNode) -> bool:
+    """A module-level collection whose name says no verdict (``_TRANSPORT_ERROR_NAMES``) is a
+    classification when a function that decides a retry reads it (``names &
+    _TRANSPORT_ERROR_NAMES`` in ``_is_transport_error``, whose answer the retried attempt
+    obeys)."""
+    assign = ctx.enclosing(collection, (cst.Assign, cst.AnnAssign))
+    if assign is None or ctx.enclosing_function(assign) is not None or ctx.enclosing(assign, (cst.ClassDef,)):
+        return False
+    targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+    names = {t.value for t in targets if isinstance(t, cst.Name)}
+    if not names:
+        return False
+    for name in ctx.findall(m.Name()):
+        if name.value in names and ctx.enclosing(name, (cst.Assign, cst.AnnAssign)) is not assign:
+            function = ctx.enclosing_function(name)
+            if function is not None and _decides_retry(ctx, name):
+                return True
+    return False
+
+
+def _retried_members(ctx: SourceContext, collection: cst.Set | cst.Tuple | cst.List) -> Iterator[Mutation]:
+    """One mutant per member of a collection a retrying handler catches; a fatal class listed
+    there (``openai.AuthenticationError``, fast-failed by an earlier handler) is left alone: its
+    removal would be no misclassification, or none at all."""
+    classes = [el.value for el in collection.elements]
+    for index, element in enumerate(collection.elements):
+        if _element_kind(ctx, element.value) == "fatal":
+            continue
+        yield Mutation(
+            collection,
+            without(collection, index),
+            f"{_label(ctx, element.value)} no longer retried",
+            equivalent=_kept(ctx, element.value, classes),
+        )
+
+
+def _members_retried(ctx: SourceContext, collection: cst.Set | cst.Tuple | cst.List) -> Iterator[Mutation]:
+    """One mutant per member that is retryable by its own meaning, in a collection a retry
+    classifier reads."""
+    kinds = [_element_kind(ctx, el.value) for el in collection.elements]
+    if not kinds or any(k is None for k in kinds):
+        return  # a member that means nothing by itself: the collection may be anything
+    for index, (element, kind) in enumerate(zip(collection.elements, kinds, strict=True)):
+        if kind == "retryable":
+            yield Mutation(
+                collection, without(collection, index), f"{_label(ctx, element.value)} no longer retried"
+            )
+
+
+def _caught_by_retry(ctx: SourceContext, collection: cst.CSTNode) -> bool:
+    """``errors: tuple = (RateLimitError, APIError, ...)`` (a parameter default) or ``TRANSIENT =
+    (...)`` whose name a handler of a retry loop catches and goes round again with (``except
+    errors as e: ...; time.sleep(delay)``): the collection is the retryable set, whatever its
+    name. A name caught by a handler that gives up, or by none in a retry loop, proves nothing."""
+    owner = ctx.parent(collection)
+    if isinstance(owner, cst.Param):
+        names, scope = {owner.name.value}, ctx.enclosing_function(owner)
+    elif isinstance(owner, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in owner.targets] if isinstance(owner, cst.Assign) else [owner.target]
+        names = {t.value for t in targets if isinstance(t, cst.Name)}
+        scope = ctx.enclosing_function(owner) or ctx.module
+    else:
+        return False
+    if not names or scope is None:
+        return False
+    for handler in ctx.descendants(scope, m.ExceptHandler(type=m.Name())):
+        if handler.type.value in names and not _handler_gives_up(handler):
+            loop = innermost_loop(ctx, handler)
+            if loop is not None and is_retry_loop(ctx, loop):
+                return True
+    return False
+
+
+def _gives_up_when_listed(ctx: SourceContext, collection: cst.CSTNode) -> bool:
+    """``if any(marker in str(e) for marker in ["BadRequestError", "NotFoundError"]): raise e``
+    in a retry path: the listed markers make the caught error fatal. The collection is what the
+    test iterates; the ``if`` gives up (its last statement raises)."""
+    parent = ctx.parent(collection)
+    if not isinstance(parent, (cst.CompFor, cst.For)) or parent.iter is not collection:
+        return False
+    for ancestor in ctx.ancestors(collection):
+        if isinstance(ancestor, cst.If):
+            last = ancestor.body.body[-1] if ancestor.body.body else None
+            gives_up = isinstance(last, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Raise) for s in last.body
+            )
+            return gives_up and in_retry_decision(ctx, ancestor) and _in_handler(ctx, ancestor)
+        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
+
+
+def _in_handler(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.ExceptHandler):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
+
+
+def _kept(ctx: SourceContext, member: cst.BaseExpression, classes: list[cst.BaseExpression]) -> str | None:
+    """Why dropping ``member`` from ``classes`` changes nothing (a base class of it stays), or None."""
+    reason = subclass_kept(ctx, member, classes)
+    if reason is None and caught_by_a_base(ctx, member, classes):
+        reason = f"{_label(ctx, member)} derives from another class the tuple still names"
+    return reason
+
+
 def _label(ctx: SourceContext, node: cst.CSTNode) -> str:
     return ctx.code(node).strip()
 
@@ -159,7 +292,7 @@ def _removals(
 ) -> Iterator[Mutation]:
     """One mutant per element: ``kind_of`` is the collection's meaning, or None to judge each element."""
     for index, element in enumerate(collection.elements):
-        code = http_status(element.value)
+        code = _status_of(element.value)
         kind = kind_of or ("retryable" if code and is_retryable_status(code) else "fatal" if code else None)
         if kind is None:
             continue
@@ -169,10 +302,20 @@ def _removals(
             continue
         effect = "no longer retried" if kind == "retryable" else "now retried"
         yield Mutation(collection, without(collection, index), f"{_label(ctx, element.value)} {effect}")
-    codes = [http_status(el.value) for el in collection.elements]
+    codes = [_status_of(el.value) for el in collection.elements]
     if codes and all(c is not None and is_retryable_status(c) for c in codes) and kind_of != "fatal":
         if not _decided_elsewhere(ctx, collection, FATAL_EXAMPLE):
             yield Mutation(collection, with_fatal(collection), f"{FATAL_EXAMPLE} (a bad request) now retried")
+
+
+def _status_of(node: cst.CSTNode) -> int | None:
+    """The status ``node`` spells, as an int or a string (``"429"``; a range ``"5XX"`` as 500,
+    ``"4XX"`` as 400: retryable and fatal as their class)."""
+    code = http_status(node)
+    if code is not None:
+        return code
+    spelled = status_string(node)
+    return None if spelled is None else int(spelled[0]) * 100 + (0 if "X" in spelled else int(spelled[1:]))
 
 
 def _decided_elsewhere(ctx: SourceContext, collection: cst.CSTNode, code: int) -> bool:
@@ -282,7 +425,7 @@ def _handler_types(
                     caught,
                     without(caught, index),
                     f"{_label(ctx, element.value)} {effect}",
-                    equivalent=subclass_kept(ctx, element.value, classes),  # a base stays: still caught
+                    equivalent=_kept(ctx, element.value, classes),  # a base stays: still caught
                 )
     elif isinstance(caught, cst.Name) and caught.value in _module_collections(ctx):
         return  # ``except RETRYABLE_ERRORS:`` -- its definition in this file is mutated element by element
@@ -321,6 +464,21 @@ def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
         )
         if retrying is not None:
             yield from _handler_types(ctx, handler, {"fatal", None}, handlers[position + 1 : retrying + 1])
+
+
+def _resends_after_wait(ctx: SourceContext, attempt: cst.Try, handler: cst.ExceptHandler) -> bool:
+    """``except (ClientOSError, TransportError): await asyncio.sleep(1); response = await
+    session.request(...)``: a handler outside any loop that waits and then makes the call of the
+    ``try`` body again is a one-shot retry; the classes it catches are its retryable ones. A
+    handler that only waits (a pause before re-raising) or only calls something else (a fallback
+    model) retries nothing."""
+    from mutagent.anatomy.retry.waits import is_sleep_like
+
+    calls = ctx.descendants(handler.body, m.Call())
+    if not any(is_sleep_like(ctx, c) for c in calls):
+        return False
+    tried = {ctx.code(c.func) for c in ctx.descendants(attempt.body, m.Call())}
+    return any(not is_sleep_like(ctx, c) and ctx.code(c.func) in tried for c in calls)
 
 
 def _raises_in(ctx: SourceContext, block: cst.CSTNode, stop: tuple[type, ...]) -> list[cst.Raise]:
@@ -363,6 +521,8 @@ def _decides_retry(ctx: SourceContext, node: cst.CSTNode) -> bool:
     function = ctx.enclosing_function(node)
     if function is None:
         return False
+    if runs_as_attempt(ctx, function):
+        return True
     return ctx.cached(("misclassify", "feeds-retry", id(function)), lambda: _feeds_retry(ctx, function))
 
 
@@ -377,7 +537,9 @@ def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
     for call in ctx.nodes(cst.Call):
         if callee(ctx, call) is function and ctx.enclosing_function(call) is not function:
             outer = ctx.enclosing_function(call)
-            if in_retry_decision(ctx, call) or (outer is not None and is_retry_name(outer.name.value)):
+            if in_retry_decision(ctx, call) or (
+                outer is not None and (is_retry_name(outer.name.value) or runs_as_attempt(ctx, outer))
+            ):
                 return True
     return False
 
@@ -491,15 +653,153 @@ def _conversions(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
             )
 
 
+def _branch_verdicts(ctx: SourceContext, comparison: cst.CSTNode) -> set[str]:
+    """What the classes raised by the ``if`` whose test holds ``comparison`` tell the retry loop
+    (``if err.status_code >= 500: raise TransientFailure(...)`` -> ``{"retryable"}``)."""
+    for ancestor in ctx.ancestors(comparison):
+        if isinstance(ancestor, cst.If):
+            verdicts = {exception_verdict(ctx, r.exc) for r in _raises_in(ctx, ancestor.body, ())}
+            return {v for v in verdicts if v}
+        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return set()
+    return set()
+
+
 def _decides_by_raising(ctx: SourceContext, comparison: cst.Comparison) -> bool:
     """``if err.status_code >= 500: raise TransientFailure(...)``: the status check picks the
     exception the retry loop reacts to, even outside the loop."""
-    for ancestor in ctx.ancestors(comparison):
-        if isinstance(ancestor, cst.If):
-            return any(exception_verdict(ctx, r.exc) for r in _raises_in(ctx, ancestor.body, ()))
-        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-    return False
+    return bool(_branch_verdicts(ctx, comparison))
+
+
+def _configured_status_match(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
+    """``if res.status_code == parsed_code: raise TemporaryError(res)`` and the range form
+    ``if code_range <= status_major < code_range + 1:``: the response's status is matched against
+    a configured retryable code (no literal in sight) and the branch raises the class the retry
+    loop retries. The mutant never matches, so that configured code is no longer retried. A status
+    compared with a variable whose branch raises nothing retryable (``if status == expected:
+    return body``) is no classification."""
+    operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    if not any(is_status_name(identifier(op)) for op in operands):
+        return
+    if any(_status_of(op) is not None for op in operands):
+        return  # a literal: ``_status_check`` moves that code
+    if _branch_verdicts(ctx, comparison) != {"retryable"}:
+        return
+    single = len(comparison.comparisons) == 1
+    if single and not isinstance(comparison.comparisons[0].operator, cst.Equal):
+        return
+    what = "the configured status" if single else "the configured status range"
+    raised = next(
+        identifier(r.exc)
+        for a in ctx.ancestors(comparison)
+        if isinstance(a, cst.If)
+        for r in _raises_in(ctx, a.body, ())
+    )
+    yield Mutation(
+        comparison,
+        _FALSE,
+        f"{_label(ctx, comparison)} never holds: {what} no longer raises {raised} (retried)",
+    )
+
+
+_PREDICATE_WORDS = frozenset({"is", "should", "can", "has", "may"})
+
+
+def _is_predicate_call(node: cst.CSTNode) -> bool:
+    """``_is_transport_error(exc)``, ``should_retry(err)``: a call that answers a yes/no question."""
+    if not isinstance(node, cst.Call):
+        return False
+    parts = words(identifier(node) or "")
+    return bool(parts) and parts[0] in _PREDICATE_WORDS
+
+
+_ERROR_ARGUMENT_WORDS = frozenset({"e", "ex", "exc", "err", "error", "exception", "failure"})
+
+
+def _names_the_error(ctx: SourceContext, node: cst.CSTNode, arg: cst.BaseExpression) -> bool:
+    """``arg`` is the failure being judged: the name an ``except ... as`` clause bound, or a
+    parameter named for an error (``exc``, ``last_error``)."""
+    if not isinstance(arg, cst.Name):
+        return False
+    for handler in ctx.ancestors(node):
+        if isinstance(handler, cst.ExceptHandler) and handler.name is not None:
+            if m.matches(handler.name.name, m.Name(arg.value)):
+                return True
+    return bool(set(words(arg.value)) & _ERROR_ARGUMENT_WORDS)
+
+
+def _classifier_calls(ctx: SourceContext) -> Iterator[Mutation]:
+    """``return attempt < retries and is_retryable_lm_error(exc)``, ``if attempt >= n or not
+    is_transient(err): raise``: a predicate defined elsewhere classifies the caught error where
+    the retry is decided, beside the bound. Its body is out of reach, so the mutant answers yes
+    at the call: every error counts as transient and a 400/401 is resent until the bound.
+    A predicate of this file is mutated inside (one class at a time), not here; a call that
+    judges no error (``is_retryable(config)``) or is not where a retry is decided classifies
+    nothing."""
+    from mutagent.anatomy.callgraph import callee
+
+    for call in ctx.findall(m.Call(args=[m.Arg(keyword=None)])):
+        name = identifier(call) or ""
+        parts = set(words(name))
+        if not (
+            parts & {"retryable", "retriable", "transient", "recoverable"}
+            or (_is_predicate_call(call) and "retry" in parts)
+        ):
+            continue
+        if is_fatal_name(name) or not _names_the_error(ctx, call, call.args[0].value):
+            continue
+        if callee(ctx, call) is not None:
+            continue
+        if not (in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call)):
+            continue
+        if not _is_predicate_call(call):
+            continue
+        yield Mutation(
+            call,
+            _TRUE,
+            f"{_label(ctx, call)} always holds: every error counts as transient, a fatal one "
+            "(400/401) is now retried",
+        )
+
+
+def _reraise_gates(ctx: SourceContext) -> Iterator[Mutation]:
+    """``except Exception as exc: if _is_transport_error(exc) and retry_connection_errors: raise``
+    followed by ``raise PermanentError(exc)``: the predicate is the classifier. The errors it
+    accepts go back to the retry loop as they are; every other error leaves as the fatal class.
+    The mutant makes the predicate answer no, so those errors are raised as the fatal class too.
+    Without the fatal raise after it (``if is_closed(exc): raise`` then ``log(exc)``) the ``if``
+    decides no retry."""
+    for handler in ctx.findall(m.ExceptHandler()):
+        body = list(handler.body.body)
+        for position, statement in enumerate(body[:-1]):
+            if not isinstance(statement, cst.If) or statement.orelse is not None:
+                continue
+            inner = list(statement.body.body)
+            if not (
+                len(inner) == 1
+                and isinstance(inner[0], cst.SimpleStatementLine)
+                and len(inner[0].body) == 1
+                and isinstance(inner[0].body[0], cst.Raise)
+                and inner[0].body[0].exc is None
+            ):
+                continue
+            after = body[position + 1]
+            fatal = (
+                [r for r in _raises_in(ctx, after, ()) if exception_verdict(ctx, r.exc) == "fatal"]
+                if isinstance(after, cst.SimpleStatementLine)
+                else []
+            )
+            if not fatal:
+                continue
+            raised = identifier(fatal[0].exc)
+            for leaf in condition_leaves(statement.test):
+                if _is_predicate_call(leaf):
+                    yield Mutation(
+                        leaf,
+                        _FALSE,
+                        f"{_label(ctx, leaf)} never holds: those errors are raised as {raised}, "
+                        "no longer retried",
+                    )
 
 
 def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -514,7 +814,7 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
                     classes,
                     without(classes, index),
                     f"{_label(ctx, element.value)} {effect}",
-                    equivalent=subclass_kept(ctx, element.value, [e.value for e in classes.elements]),
+                    equivalent=_kept(ctx, element.value, [e.value for e in classes.elements]),
                 )
     elif isinstance(classes, cst.BinaryOperation) and isinstance(classes.operator, cst.BitOr):
         members = _union_members(classes)
@@ -1009,6 +1309,271 @@ class MisclassifyRetryable(Operator):
             note="a fatal class dropped reaches the next handler first, then the retry "
             "(described as falling through)",
         ),
+        Example(
+            before=(
+                "def complete(self, request, retries):\n"
+                "    retry_config = None\n"
+                "    if isinstance(retries, RetryConfig):\n"
+                "        retry_config = (retries, ['429', '500', '503'])\n"
+                "    return self.do_request(request, retry_config=retry_config)\n"
+            ),
+            after=(
+                "def complete(self, request, retries):\n"
+                "    retry_config = None\n"
+                "    if isinstance(retries, RetryConfig):\n"
+                "        retry_config = (retries, ['500', '503'])\n"
+                "    return self.do_request(request, retry_config=retry_config)\n"
+            ),
+            note="an SDK generator's retry table of status strings, paired with its retry config",
+        ),
+        Example(
+            before=(
+                "ERROR_PAGES = ['404', '500']\n"
+                "route_config = (router, ['429', '503'])\n"
+                "retry_config = (retries, ['primary', 'fallback'])\n"
+            ),
+            note="status strings under a name that says no retry, and a retry table of non-statuses",
+        ),
+        Example(
+            before=(
+                "def retry(func, retries):\n"
+                "    def do_request():\n"
+                "        res = func()\n"
+                "        for code in retries.status_codes:\n"
+                "            if res.status_code == int(code):\n"
+                "                raise TemporaryError(res)\n"
+                "        return res\n"
+                "    return retry_with_backoff(do_request, retries.backoff)\n"
+            ),
+            after=(
+                "def retry(func, retries):\n"
+                "    def do_request():\n"
+                "        res = func()\n"
+                "        for code in retries.status_codes:\n"
+                "            if False:\n"
+                "                raise TemporaryError(res)\n"
+                "        return res\n"
+                "    return retry_with_backoff(do_request, retries.backoff)\n"
+            ),
+            note="the configured status matched in the attempt a retry helper repeats",
+        ),
+        Example(
+            before=(
+                "def fetch(client, expected):\n"
+                "    res = client.get('/v1/models')\n"
+                "    if res.status_code == expected:\n"
+                "        return res.json()\n"
+                "    raise UnexpectedStatus(res.status_code)\n"
+            ),
+            note="a status compared with a variable whose branch raises nothing retryable",
+        ),
+        Example(
+            before=(
+                "def retry(func, retries):\n"
+                "    def do_request():\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as exception:\n"
+                "            if _is_transport_error(exception) and retries.retry_connection_errors:\n"
+                "                raise\n"
+                "            raise PermanentError(exception) from exception\n"
+                "    return retry_with_backoff(do_request)\n"
+            ),
+            after=(
+                "def retry(func, retries):\n"
+                "    def do_request():\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as exception:\n"
+                "            if False and retries.retry_connection_errors:\n"
+                "                raise\n"
+                "            raise PermanentError(exception) from exception\n"
+                "    return retry_with_backoff(do_request)\n"
+            ),
+            note="a predicate picks re-raise (retried) over the fatal class",
+        ),
+        Example(
+            before=(
+                "def load(path):\n"
+                "    try:\n"
+                "        return read(path)\n"
+                "    except Exception as exc:\n"
+                "        if is_missing(exc):\n"
+                "            raise\n"
+                "        log.warning('unreadable %s: %s', path, exc)\n"
+                "        return None\n"
+            ),
+            note="a predicate choosing re-raise over a log line, with no fatal class after it",
+        ),
+        Example(
+            before=(
+                "import httpx\n\n"
+                "_TRANSPORT_ERROR_NAMES = frozenset({'NetworkError', 'TimeoutException'})\n\n"
+                "def _is_transport_error(exc):\n"
+                "    return bool({b.__name__ for b in type(exc).__mro__} & _TRANSPORT_ERROR_NAMES)\n\n"
+                "def attempt(func):\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as exc:\n"
+                "            if not _is_transport_error(exc):\n"
+                "                raise\n"
+                "            time.sleep(1)\n"
+            ),
+            after=(
+                "import httpx\n\n"
+                "_TRANSPORT_ERROR_NAMES = frozenset({'TimeoutException'})\n\n"
+                "def _is_transport_error(exc):\n"
+                "    return bool({b.__name__ for b in type(exc).__mro__} & _TRANSPORT_ERROR_NAMES)\n\n"
+                "def attempt(func):\n"
+                "    while True:\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as exc:\n"
+                "            if not _is_transport_error(exc):\n"
+                "                raise\n"
+                "            time.sleep(1)\n"
+            ),
+            note="error names with no verdict in their own name, read by a predicate the retry obeys",
+        ),
+        Example(
+            before=(
+                "_LOGGED_ERROR_NAMES = frozenset({'NetworkError', 'TimeoutException'})\n\n"
+                "def describe(exc):\n"
+                "    return type(exc).__name__ in _LOGGED_ERROR_NAMES\n"
+            ),
+            note="the same kind of names read by nothing that decides a retry",
+        ),
+        Example(
+            before=(
+                "import openai, time\n\n"
+                "def with_backoff(func, errors: tuple = (openai.RateLimitError, openai.APIError)):\n"
+                "    def wrapper(*args):\n"
+                "        num_retries = 0\n"
+                "        while True:\n"
+                "            try:\n"
+                "                return func(*args)\n"
+                "            except errors:\n"
+                "                num_retries += 1\n"
+                "                time.sleep(2 ** num_retries)\n"
+                "    return wrapper\n"
+            ),
+            after=(
+                "import openai, time\n\n"
+                "def with_backoff(func, errors: tuple = (openai.APIError,)):\n"
+                "    def wrapper(*args):\n"
+                "        num_retries = 0\n"
+                "        while True:\n"
+                "            try:\n"
+                "                return func(*args)\n"
+                "            except errors:\n"
+                "                num_retries += 1\n"
+                "                time.sleep(2 ** num_retries)\n"
+                "    return wrapper\n"
+            ),
+            note="a parameter's default tuple, caught by the handler that retries",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def call(func, errors: tuple = (openai.RateLimitError, openai.APIError)):\n"
+                "    try:\n"
+                "        return func()\n"
+                "    except errors as e:\n"
+                "        log.error('failed: %s', e)\n"
+                "        raise\n"
+            ),
+            note="a parameter's tuple caught by a handler that gives up, in no retry loop",
+        ),
+        Example(
+            before=(
+                "import time\n\n"
+                "def with_retries(func, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as e:\n"
+                "            if any(m in str(e) for m in ['BadRequestError', 'NotFoundError']):\n"
+                "                raise e\n"
+                "            time.sleep(attempt)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def with_retries(func, attempts=3):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return func()\n"
+                "        except Exception as e:\n"
+                "            if any(m in str(e) for m in ['NotFoundError']):\n"
+                "                raise e\n"
+                "            time.sleep(attempt)\n"
+            ),
+            note="message markers that make a caught error fatal inside the retry loop",
+        ),
+        Example(
+            before=(
+                "def summarize(errors):\n"
+                "    for e in errors:\n"
+                "        if any(m in str(e) for m in ['TimeoutError', 'RateLimitError']):\n"
+                "            raise ReportError(e)\n"
+            ),
+            note="the same markers in a loop over data, no retry in sight",
+        ),
+        Example(
+            before=(
+                "def _retryable(state, exc, attempt, retries):\n"
+                "    return attempt < retries and is_retryable_lm_error(exc)\n"
+            ),
+            after=("def _retryable(state, exc, attempt, retries):\n    return attempt < retries and True\n"),
+            note="an imported classifier beside the bound, where the retry is decided",
+        ),
+        Example(
+            before=(
+                "def _retryable(state, exc, attempt, retries):\n"
+                "    return attempt < retries and is_retryable(state.config)\n\n"
+                "def report(exc):\n"
+                "    return 'transient' if is_transient(exc) else 'fatal'\n"
+            ),
+            note="a retry predicate asked about a config, and a classifier read for a log label",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def request_once(session, url):\n"
+                "    try:\n"
+                "        response = await session.request('POST', url)\n"
+                "    except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError):\n"
+                "        await asyncio.sleep(1)\n"
+                "        response = await session.request('POST', url)\n"
+                "    return response\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def request_once(session, url):\n"
+                "    try:\n"
+                "        response = await session.request('POST', url)\n"
+                "    except (aiohttp.ClientPayloadError,):\n"
+                "        await asyncio.sleep(1)\n"
+                "        response = await session.request('POST', url)\n"
+                "    return response\n"
+            ),
+            note="a one-shot retry: the handler waits and sends the same request again",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def request_once(session, url, backup):\n"
+                "    try:\n"
+                "        return await session.request('POST', url)\n"
+                "    except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError):\n"
+                "        await asyncio.sleep(1)\n"
+                "        return await backup.fetch(url)\n"
+            ),
+            note="a handler that waits and then calls something else (a fallback) retries nothing",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -1018,16 +1583,29 @@ class MisclassifyRetryable(Operator):
                 kind = _kind_of_owner(*owner)
                 if kind:
                     yield from _removals(ctx, collection, kind)
+                elif _caught_by_retry(ctx, collection):
+                    yield from _retried_members(ctx, collection)
+                elif _read_by_classifier(ctx, collection):
+                    yield from _members_retried(ctx, collection)
+            elif owner is None and _classifies(collection) and _gives_up_when_listed(ctx, collection):
+                yield from _removals(ctx, collection, "fatal")
         for comparison in ctx.findall(m.Comparison()):
             if _decides_retry(ctx, comparison) or _decides_by_raising(ctx, comparison):
                 yield from _status_check(ctx, comparison)
+                yield from _configured_status_match(ctx, comparison)
         for attempt in ctx.findall(m.Try()):
             loop = innermost_loop(ctx, attempt)
             if loop is not None and is_retry_loop(ctx, loop):
                 yield from _except_clauses(ctx, attempt)
+            else:
+                for handler in attempt.handlers:
+                    if handler.type is not None and _resends_after_wait(ctx, attempt, handler):
+                        yield from _handler_types(ctx, handler, {"retryable"})
             if _sends_or_decides(ctx, attempt, loop):
                 yield from _conversions(ctx, attempt)
         yield from _override_ignored(ctx)
+        yield from _reraise_gates(ctx)
+        yield from _classifier_calls(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
             if in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call):
                 yield from _isinstance_check(ctx, call)

@@ -5,7 +5,10 @@ not)."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
+import libcst.matchers as m
 
 from mutagent.anatomy.vocabulary import (
     FATAL_ERRORS,
@@ -16,10 +19,29 @@ from mutagent.anatomy.vocabulary import (
     http_status,
     identifier,
     is_fatal_name,
+    is_retry_name,
     is_status_name,
     words,
 )
 from mutagent.mutation.context import SourceContext
+
+_STATUS_SPELLING = re.compile(r"([45])(\d\d|[xX][xX])")
+
+
+def status_string(node: cst.CSTNode) -> str | None:
+    """The HTTP error status a string literal spells, as SDK generators write their retry tables
+    (``"429"``, ``"503"``, ``"5XX"``): the code, or the range as ``"5XX"``. ``"200"``, ``"4040"``
+    and ``"v1"`` spell none. A string alone is weak evidence; callers require an owner that says
+    retry (``retry_config = (retries, ["429", "5XX"])``)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    value = node.evaluated_value
+    if not isinstance(value, str):
+        return None
+    spelled = _STATUS_SPELLING.fullmatch(value.strip())
+    if spelled is None:
+        return None
+    return value.strip().upper()
 
 
 def is_status_comparison(ctx: SourceContext, comparison: cst.CSTNode) -> bool:
@@ -76,3 +98,32 @@ def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
     if "retry" in parts and not parts & GAVE_UP_WORDS:
         return "retryable"
     return None
+
+
+def _retry_call(ctx: SourceContext, call: cst.Call) -> bool:
+    """``retry_with_backoff(...)``, ``tenacity.retry(...)``: a call that repeats what it is given."""
+    from mutagent.anatomy.retry.loops import retry_library
+
+    return is_retry_name(identifier(call)) or retry_library(ctx, call) is not None
+
+
+def runs_as_attempt(ctx: SourceContext, function: cst.FunctionDef | None) -> bool:
+    """``function`` is the attempt a retry helper repeats: it is handed by name to a call that
+    retries (``return retry_with_backoff(do_request, ...)``, ``tenacity.retry(...)(attempt)``) in
+    the scope that defines it. What such a function raises is what the retry loop reacts to, so
+    its checks classify errors although no loop or retry word is in sight. A function merely
+    called by a retrying function is not it (it is called, not repeated)."""
+    if function is None:
+        return False
+
+    def compute() -> bool:
+        scope = ctx.enclosing(function, (cst.FunctionDef,)) or ctx.module
+        name = function.name.value
+        for call in ctx.descendants(scope, m.Call()):
+            if any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args) and (
+                _retry_call(ctx, call)
+            ):
+                return True
+        return False
+
+    return ctx.cached(("classification", "runs-as-attempt", id(function)), compute)
