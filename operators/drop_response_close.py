@@ -22,10 +22,18 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import bound_values
+from mutagent.anatomy.retry.loops import in_retry_path
 from mutagent.anatomy.streams.clients import is_http_call, qualified_leaf
 from mutagent.anatomy.streams.context import builds_streaming_object, model_context
-from mutagent.anatomy.streams.release import is_stream_value, streaming_producer
-from mutagent.anatomy.syntax import caught_classes
+from mutagent.anatomy.streams.release import (
+    consumed_in_with,
+    is_stream_value,
+    iterated_source,
+    names_closing,
+    stream_wrapper_class,
+    streaming_producer,
+)
+from mutagent.anatomy.syntax import caught_classes, leaf_name
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -368,13 +376,207 @@ class DropResponseClose(Operator):
             ),
             note="closing the client at the end is not releasing a stream early",
         ),
+        Example(
+            before=(
+                "from .lifecycle import closing_stream\n"
+                "\n"
+                "def relay(backend, request, sink):\n"
+                "    events = backend.stream(request)\n"
+                "    with closing_stream(events):\n"
+                "        for event in events:\n"
+                "            sink(event)\n"
+            ),
+            after=(
+                "from .lifecycle import closing_stream\n"
+                "\n"
+                "def relay(backend, request, sink):\n"
+                "    events = backend.stream(request)\n"
+                '    with __import__("contextlib").nullcontext(events):\n'
+                "        for event in events:\n"
+                "            sink(event)\n"
+            ),
+            note="a helper named for closing a stream, handed the events the body reads",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "def parse(response, sink):\n"
+                "    with response as stream:\n"
+                "        for event in stream:\n"
+                "            if event.type == 'content.done':\n"
+                "                break\n"
+                "            sink(event)\n"
+            ),
+            after=(
+                "import openai\n"
+                "\n"
+                "def parse(response, sink):\n"
+                '    with __import__("contextlib").nullcontext(response.__enter__()) as stream:\n'
+                "        for event in stream:\n"
+                "            if event.type == 'content.done':\n"
+                "                break\n"
+                "            sink(event)\n"
+            ),
+            note="a stream manager entered by `with ... as stream` and read event by event",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "def report(path, sink):\n"
+                "    with open(path) as stream:\n"
+                "        for event in stream:\n"
+                "            sink(event)\n"
+                "    with closing(make_cursor()) as rows:\n"
+                "        for row in rows:\n"
+                "            sink(row)\n"
+            ),
+            note="a file read line by line and a cursor's rows are no streamed response",
+        ),
+        Example(
+            before=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "        self.generator = stream_events(response)\n"
+                "\n"
+                "    def __next__(self):\n"
+                "        return next(self.generator)\n"
+                "\n"
+                "    def __exit__(self, *exc):\n"
+                "        self.close()\n"
+                "\n"
+                "    def close(self):\n"
+                "        self.response.close()\n"
+                "\n"
+                "def stream_events(response):\n"
+                "    for chunk in response.iter_bytes():\n"
+                "        yield chunk\n"
+            ),
+            after=(
+                "class EventStream:\n"
+                "    def __init__(self, response):\n"
+                "        self.response = response\n"
+                "        self.generator = stream_events(response)\n"
+                "\n"
+                "    def __next__(self):\n"
+                "        return next(self.generator)\n"
+                "\n"
+                "    def __exit__(self, *exc):\n"
+                "        pass\n"
+                "\n"
+                "    def close(self):\n"
+                "        self.response.close()\n"
+                "\n"
+                "def stream_events(response):\n"
+                "    for chunk in response.iter_bytes():\n"
+                "        yield chunk\n"
+            ),
+            note=(
+                "self.close() in the __exit__ of a stream wrapper; the class holds the stream that "
+                "a function of its file reads (its close() is a site too)"
+            ),
+        ),
+        Example(
+            before=(
+                "class Countdown:\n"
+                "    def __init__(self, n):\n"
+                "        self.n = n\n"
+                "\n"
+                "    def __next__(self):\n"
+                "        self.n -= 1\n"
+                "        return self.n\n"
+                "\n"
+                "    def __exit__(self, *exc):\n"
+                "        self.close()\n"
+                "\n"
+                "    def close(self):\n"
+                "        self.n = 0\n"
+            ),
+            note="an iterator whose close() releases nothing: its self.close() is no stream release",
+        ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "class Relay:\n"
+                "    def __init__(self, gen):\n"
+                "        self._gen = gen\n"
+                "\n"
+                "    async def __anext__(self):\n"
+                "        return await self._gen.__anext__()\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        await self._gen.aclose()\n"
+            ),
+            after=(
+                "import openai\n"
+                "\n"
+                "class Relay:\n"
+                "    def __init__(self, gen):\n"
+                "        self._gen = gen\n"
+                "\n"
+                "    async def __anext__(self):\n"
+                "        return await self._gen.__anext__()\n"
+                "\n"
+                "    async def aclose(self):\n"
+                "        pass\n"
+            ),
+            note="the iterator a model-code wrapper reads from, closed by its aclose()",
+        ),
+        Example(
+            before=(
+                "import time\n"
+                "\n"
+                "def with_retries(send, attempts):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return send()\n"
+                "        except TemporaryError as exc:\n"
+                "            exc.response.close()\n"
+                "            time.sleep(2 ** attempt)\n"
+                "    raise GaveUp()\n"
+            ),
+            after=(
+                "import time\n"
+                "\n"
+                "def with_retries(send, attempts):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return send()\n"
+                "        except TemporaryError as exc:\n"
+                "            pass\n"
+                "            time.sleep(2 ** attempt)\n"
+                "    raise GaveUp()\n"
+            ),
+            note="a failed attempt's response released in a retry loop's except, before the next attempt",
+        ),
+        Example(
+            before=(
+                "def fetch_all(send, urls):\n"
+                "    pages = []\n"
+                "    for url in urls:\n"
+                "        try:\n"
+                "            pages.append(send(url))\n"
+                "        except HTTPError as exc:\n"
+                "            exc.response.close()\n"
+                "            continue\n"
+                "    return pages\n"
+            ),
+            note="a loop over urls that skips failures is no retry: nothing is attempted again",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for item in ctx.findall(m.WithItem()):
             statement = ctx.parent(item)
-            if isinstance(statement, cst.With) and self._streams(
-                ctx, item.item, statement.asynchronous is not None
+            if isinstance(statement, cst.With) and (
+                self._streams(ctx, item.item, statement.asynchronous is not None)
+                or (
+                    consumed_in_with(ctx, statement, item) is not None
+                    and (model_context(ctx, item) or _stream_closer(item.item))
+                )
             ):
                 yield Mutation(
                     item.item,
@@ -382,7 +584,9 @@ class DropResponseClose(Operator):
                     (f"`with {ctx.code(item.item).splitlines()[0]}` no longer releases the response on exit"),
                 )
         for call in ctx.findall(m.Call(func=m.Attribute(attr=m.Name()))):
-            if call.func.attr.value in CLOSE_METHODS and _releases_a_stream(ctx, call.func.value):
+            if call.func.attr.value in CLOSE_METHODS and (
+                _releases_a_stream(ctx, call.func.value) or _releases_by_role(ctx, call)
+            ):
                 line = _statement_of(ctx, call)
                 if line is not None and _on_early_exit_path(ctx, line) and not _after_exhaustion(ctx, line):
                     yield Mutation(
@@ -451,6 +655,34 @@ def _releases_a_stream(ctx: SourceContext, receiver: cst.BaseExpression) -> bool
     return is_stream_value(ctx, receiver) and model_context(ctx, receiver)
 
 
+def _stream_closer(item: cst.BaseExpression) -> bool:
+    """``closing_stream(source)``/``aclosing_stream(source)``: a helper named for closing a stream."""
+    inner = item.expression if isinstance(item, cst.Await) else item
+    if not isinstance(inner, cst.Call):
+        return False
+    words = {w.lower() for w in (leaf_name(inner.func) or "").split("_")}
+    return names_closing(leaf_name(inner.func)) and "stream" in words
+
+
+def _releases_by_role(ctx: SourceContext, call: cst.Call) -> bool:
+    """A close whose receiver is a stream by its role rather than by its name or producer:
+    ``self.close()`` in a stream wrapper (an iterator whose own close releases what it wraps);
+    the iterator the code reads from (``self._gen.aclose()`` beside ``__anext__``), in model
+    code; or a failed attempt's response (``exc.response.close()``) released in the ``except``
+    of a retry loop before the next attempt."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    if isinstance(receiver, cst.Name) and receiver.value == "self":
+        return stream_wrapper_class(ctx, call) is not None and model_context(ctx, call)
+    if iterated_source(ctx, receiver) and model_context(ctx, call):
+        return True
+    return (
+        is_stream_value(ctx, receiver)
+        and ctx.enclosing(call, (cst.ExceptHandler, cst.FunctionDef)) is not None
+        and isinstance(ctx.enclosing(call, (cst.ExceptHandler, cst.FunctionDef)), cst.ExceptHandler)
+        and in_retry_path(ctx, call)
+    )
+
+
 def _entered_only(item: cst.BaseExpression, asynchronous: bool) -> cst.BaseExpression:
     """``nullcontext(item.__enter__())`` (``await item.__aenter__()`` in ``async with``)."""
     if (
@@ -459,7 +691,7 @@ def _entered_only(item: cst.BaseExpression, asynchronous: bool) -> cst.BaseExpre
         and isinstance(item.func, (cst.Name, cst.Attribute))
     ):
         name = item.func.attr.value if isinstance(item.func, cst.Attribute) else item.func.value
-        if name in ("closing", "aclosing"):
+        if names_closing(name):  # ``closing(x)``, ``aclosing_stream(x)``: they hand back x
             return cst.Call(func=NULLCONTEXT, args=[cst.Arg(item.args[0].value)])
     target = (
         item

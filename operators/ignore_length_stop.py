@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.exits import fails
+from mutagent.anatomy.exits import fails, only_reports
 from mutagent.anatomy.streams.stop_reasons import is_bare_reason_name, is_reason_field
 from mutagent.anatomy.syntax import leaf_name, string_value
 from mutagent.anatomy.vocabulary import (
@@ -250,6 +250,17 @@ class IgnoreLengthStop(Operator):
             before=("def ok(message):\n    return message.stop_reason in ('end_turn', 'tool_use')\n"),
             note="a stop-reason check that does not mention the output limit",
         ),
+        Example(
+            before=(
+                "import logging\n"
+                "\n"
+                "def result(response):\n"
+                "    if response.finish_reason == 'length':\n"
+                "        logging.getLogger(__name__).warning('truncated; raise max_tokens')\n"
+                "    return response\n"
+            ),
+            note="a length check that only logs a warning: the cut reply is returned either way",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -366,6 +377,8 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
         return
     if _beside_normal_end(ctx, comparison):
         return  # ``type == "response.completed" or type == "response.incomplete"``: no length check
+    if _only_warns(ctx, comparison):
+        return  # ``if reason == "length": log.warning(...)``: the cut reply passes either way
     for field, value in ((left, right), (right, left)):
         if string_value(value) in LENGTH_EVENTS or (
             _reasonish(field) and _length_value(value) and _matches_field(field, value)
@@ -373,6 +386,21 @@ def _comparison(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Muta
             never = FALSE if isinstance(op, _POSITIVE) else TRUE
             yield Mutation(comparison, never, "the max_tokens/length stop check never fires")
             return
+
+
+def _only_warns(ctx: SourceContext, comparison: cst.Comparison) -> bool:
+    """The comparison is (a conjunct of) the test of an ``if`` without ``else`` whose body only
+    logs: nothing is refused or continued, so "the check never fires" changes nothing."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+        node, parent = parent, ctx.parent(parent)
+    return (
+        isinstance(parent, cst.If)
+        and parent.test is node
+        and parent.orelse is None
+        and only_reports(parent.body)
+    )
 
 
 def _normal_end(node: cst.CSTNode) -> bool:

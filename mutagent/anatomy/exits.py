@@ -84,3 +84,39 @@ def raised_names(block: cst.BaseSuite) -> set[str]:
             else:
                 words |= tokens(leaf_name(exc))
     return words
+
+
+def only_reports(block: cst.BaseSuite) -> bool:
+    """A block that only reports (``logger.warning(...)``, ``warnings.warn(...)``, ``print``,
+    an ``import logging`` to do so): it changes no outcome, so the check guarding it decides
+    nothing. ``if reason == "length": log.warning("truncated")`` lets the cut reply through
+    whether the check fires or not."""
+    body = statements(block)
+    if not body:
+        return False
+    for statement in body:
+        if isinstance(statement, (cst.Import, cst.ImportFrom, cst.Pass)):
+            continue
+        value = statement.value if isinstance(statement, cst.Expr) else None
+        if not isinstance(value, cst.Call):
+            return False
+        if not (_is_logging(value) or _logs(value) or leaf_name(value.func) in ("print", "warn")):
+            return False
+    return True
+
+
+_LOG_LEVELS = frozenset("debug info warning warn error exception critical log".split())
+
+
+def _logs(call: cst.Call) -> bool:
+    """``logging.getLogger(name).warning(...)``: a level method on a logger obtained in place."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _LOG_LEVELS):
+        return False
+    receiver = func.value
+    while isinstance(receiver, (cst.Call, cst.Attribute)):
+        inner = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+        if isinstance(receiver, cst.Attribute) and tokens(receiver.attr.value) & {"logger", "log"}:
+            return True
+        receiver = inner
+    return isinstance(receiver, cst.Name) and bool(tokens(receiver.value) & {"log", "logger", "logging"})

@@ -107,6 +107,28 @@ def _class_streams(ctx: SourceContext, cls: cst.ClassDef) -> bool:
     for method in (node for node in body if isinstance(node, cst.FunctionDef)):
         if _streams_or_twin(ctx, method) or any(_streams_or_twin(ctx, t) for t in async_twins(ctx, method)):
             return True
+        if _calls_streaming_function(ctx, method):
+            return True
+    return False
+
+
+def _calls_streaming_function(ctx: SourceContext, method: cst.FunctionDef) -> bool:
+    """The method calls a module-level function of this file that reads a stream
+    (``self.generator = stream_events(response, decoder)`` in ``EventStream.__init__``): by the
+    call graph, the object holds that stream."""
+    functions = _cached(
+        ctx,
+        "module-functions",
+        lambda: {
+            node.name.value: node
+            for node in (ctx.module.body if ctx.module is not None else ())
+            if isinstance(node, cst.FunctionDef)
+        },
+    )
+    for call in ctx.descendants(method, m.Call(func=m.Name())):
+        target = functions.get(call.func.value)  # type: ignore[union-attr]
+        if target is not None and target is not method and _streams_or_twin(ctx, target):
+            return True
     return False
 
 
