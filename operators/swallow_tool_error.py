@@ -34,8 +34,10 @@ import libcst.matchers as m
 
 from mutagent.anatomy.agent_code import agent_code
 from mutagent.anatomy.syntax import final_name, string_value, walk
+from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.invocation import invokes_tool
 from mutagent.anatomy.tools.results import fields_of, tool_results
+from mutagent.anatomy.tools.unknown import unknown_tool_answers
 from mutagent.anatomy.vocabulary import ERROR_FLAG_KEYS
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
@@ -515,6 +517,81 @@ class SwallowToolError(Operator):
             ),
             note="aget_tools() looks the tools up (the async twin of get_tools): no tool runs in this try",
         ),
+        Example(
+            before=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                "        result = f\"Tool '{request.name}' not found in registered tools\"\n"
+                "    else:\n"
+                "        result = tool(**request.args)\n"
+                "    return self.record_tool_result(request.call_id, result)\n"
+            ),
+            after=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                '        result = ""\n'
+                "    else:\n"
+                "        result = tool(**request.args)\n"
+                "    return self.record_tool_result(request.call_id, result)\n"
+            ),
+            note="an unknown tool answered with an error text for the model, not an exception",
+        ),
+        Example(
+            before=(
+                "def dispatch(call, handlers, messages):\n"
+                "    if call.name in handlers:\n"
+                "        out = handlers[call.name](call.args)\n"
+                "    else:\n"
+                '        out = {"error": f"unknown tool {call.name}"}\n'
+                '    messages.append({"role": "tool", "tool_call_id": call.id, "content": str(out)})\n'
+            ),
+            after=(
+                "def dispatch(call, handlers, messages):\n"
+                "    if call.name in handlers:\n"
+                "        out = handlers[call.name](call.args)\n"
+                "    else:\n"
+                "        out = {}\n"
+                '    messages.append({"role": "tool", "tool_call_id": call.id, "content": str(out)})\n'
+            ),
+            note="the registry membership test's else side answers with an error dict",
+        ),
+        Example(
+            before=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                '        raise ToolNotFound(f"unknown tool {request.name}")\n'
+                "    return tool(**request.args)\n"
+                "\n"
+                "def cached_tool_schema(self, name):\n"
+                "    schema = self._cache.get(name)\n"
+                "    if schema is None:\n"
+                '        schema = f"missing schema for {name}"\n'
+                "    return schema\n"
+            ),
+            note="an unknown tool that raises travels as an exception; a cache miss is no tool lookup",
+        ),
+        Example(
+            before=(
+                "def call_tool(tool, tool_input):\n"
+                "    try:\n"
+                "        return tool.call(**tool_input)\n"
+                "    except Exception as e:\n"
+                "        return ToolOutput(content=str(e), tool_name=tool.name, raw_output=None, "
+                "is_error=True)\n"
+            ),
+            after=(
+                "def call_tool(tool, tool_input):\n"
+                "    try:\n"
+                "        return tool.call(**tool_input)\n"
+                "    except Exception as e:\n"
+                "        return ToolOutput(content=str(e), tool_name=tool.name, raw_output=None, "
+                "is_error=False)\n"
+            ),
+            note="a tool's output object (no call id of its own) flagged as an error",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -526,6 +603,11 @@ class SwallowToolError(Operator):
             flagged.add(id(ctx.enclosing_function(assign)))
             yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")
         results = {id(result.node): result for result in tool_results(ctx)}
+        for answer in unknown_tool_answers(ctx):
+            if id(ctx.enclosing_function(answer.guard)) not in flagged and in_tool_context(ctx, answer.guard):
+                for report in answer.reports():
+                    empty = empty_like(report) or cst.SimpleString('""')
+                    yield Mutation(report, empty, "the unknown-tool error report to the model becomes empty")
         for handler in agent_code(ctx, m.ExceptHandler()):
             guarded = ctx.parent(handler)
             if isinstance(guarded, cst.Try) and _runs_a_tool(ctx, guarded):

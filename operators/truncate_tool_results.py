@@ -340,6 +340,43 @@ class TruncateToolResults(Operator):
             ),
             note="a tool message recorded on a trace span: a copy for observability, not the model's",
         ),
+        Example(
+            before=(
+                "def record_tool_calling(self, func_name, result, tool_call_id):\n"
+                "    msg = FunctionCallingMessage(role_name=self.role, content='', func_name=func_name,\n"
+                "                                 result=result, tool_call_id=tool_call_id)\n"
+                "    self.update_memory(msg)\n"
+            ),
+            after=(
+                "def record_tool_calling(self, func_name, result, tool_call_id):\n"
+                "    msg = FunctionCallingMessage(role_name=self.role, content='', func_name=func_name,\n"
+                "                                 result=result[:10], tool_call_id=tool_call_id)\n"
+                "    self.update_memory(msg)\n"
+            ),
+            note="a message that keeps its content empty and the tool's output in a field of its own",
+        ),
+        Example(
+            before=(
+                "def call(self, *args, **kwargs):\n"
+                "    raw = self._fn(*args, **kwargs)\n"
+                "    return ToolOutput(content=str(raw), tool_name=self.name, raw_output=raw)\n"
+            ),
+            after=(
+                "def call(self, *args, **kwargs):\n"
+                "    raw = self._fn(*args, **kwargs)\n"
+                "    return ToolOutput(content=str(raw)[:10], tool_name=self.name, raw_output=raw)\n"
+            ),
+            note="a tool's output object without a call id: its content is what the agent shows the model",
+        ),
+        Example(
+            before=(
+                "def store(text, func_name, result, tool_call_id):\n"
+                "    doc = Document(content=text, is_error=False)\n"
+                "    return doc, ToolCallingRecord(tool_name=func_name, result=result, "
+                "tool_call_id=tool_call_id)\n"
+            ),
+            note="a Document (not named for a tool) and a record handed back to the caller",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
