@@ -252,6 +252,31 @@ class MismatchToolCallId(Operator):
             ),
             note="a record of the call handed back to the caller, not the message the model reads",
         ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def answer(part, function_map):\n"
+                "    out = function_map[part.function_call.name](**part.function_call.args)\n"
+                "    return types.FunctionResponse(name=part.function_call.name, "
+                "response={'result': out})\n"
+            ),
+            after=(
+                "from google.genai import types\n\n"
+                "def answer(part, function_map):\n"
+                "    out = function_map[part.function_call.name](**part.function_call.args)\n"
+                '    return types.FunctionResponse(name=part.function_call.name + "x", '
+                "response={'result': out})\n"
+            ),
+            note="Gemini pairs a function response with its call by the function's name",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def ask_again(call_name, args):\n"
+                "    return types.Part(function_call=types.FunctionCall(name=call_name, args=args))\n"
+            ),
+            note="a Gemini function call (not its response) names the function too",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

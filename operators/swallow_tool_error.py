@@ -122,11 +122,33 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
                 emptied.append(
                     Mutation(node.value, empty, "the caught tool error is reported as an empty result")
                 )
+        if isinstance(node, cst.Call) and id(node) not in results and _names_a_result(node):
+            for arg in node.args:
+                if arg.keyword is not None and words(arg.keyword.value) & {"error", "errors"}:
+                    if _renders_failure(arg.value, caught) and empty_like(arg.value) is not None:
+                        emptied.append(
+                            Mutation(
+                                arg.value,
+                                empty_like(arg.value),
+                                f"the caught tool error goes back as {final_name(node)} with an empty "
+                                f"{arg.keyword.value}",
+                            )
+                        )
         for content in results[id(node)].contents if id(node) in results else ():
             if _renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
                 empty = empty_like(content) or cst.SimpleString('""')
                 emptied.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
     return emptied
+
+
+_RESULT_OBJECT_NOUNS = frozenset("result results output outcome observation".split())
+
+
+def _names_a_result(call: cst.Call) -> bool:
+    """A constructor named for what an action or tool produced: ``ActionResult(...)``,
+    ``StepOutcome(...)`` -- whose ``error=`` text is how the model learns of the failure."""
+    name = final_name(call) or ""
+    return name[:1].isupper() and bool(words(name) & _RESULT_OBJECT_NOUNS)
 
 
 def _field_flips(
@@ -196,10 +218,25 @@ def _helper_reports(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Muta
     return flips
 
 
+def _always_raises(handler: cst.ExceptHandler) -> bool:
+    """The handler raises on every path: a ``raise`` among its own statements, not only under an
+    ``if`` (``if isinstance(e, InterruptedError): raise`` re-raises some failures and reports the
+    rest to the model)."""
+    for statement in handler.body.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Raise) for small in statement.body
+        ):
+            return True
+        nested = isinstance(statement, (cst.With, cst.Try))
+        if nested and any(isinstance(n, cst.Raise) for n in walk(statement)):
+            return True
+    return False
+
+
 def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
     """One sound mutation per style: flip the error flag if the handler sets one, or the failure
     field of the result it builds (itself or through a helper of this file), else empty the report."""
-    if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
+    if _always_raises(handler):
         return []  # the failure travels on as an exception; whoever catches it reports it
     return (
         _flag_flips(ctx, handler)
@@ -591,6 +628,53 @@ class SwallowToolError(Operator):
                 "is_error=False)\n"
             ),
             note="a tool's output object (no call id of its own) flagged as an error",
+        ),
+        Example(
+            before=(
+                "async def multi_act(self, actions):\n"
+                "    results = []\n"
+                "    for action in actions:\n"
+                "        try:\n"
+                "            results.append(await self.tools.act(action=action))\n"
+                "        except Exception as e:\n"
+                "            if isinstance(e, InterruptedError):\n"
+                "                raise\n"
+                "            results.append(ActionResult(error=f'{type(e).__name__}: {e}'))\n"
+                "            return results\n"
+                "    return results\n"
+            ),
+            after=(
+                "async def multi_act(self, actions):\n"
+                "    results = []\n"
+                "    for action in actions:\n"
+                "        try:\n"
+                "            results.append(await self.tools.act(action=action))\n"
+                "        except Exception as e:\n"
+                "            if isinstance(e, InterruptedError):\n"
+                "                raise\n"
+                '            results.append(ActionResult(error=""))\n'
+                "            return results\n"
+                "    return results\n"
+            ),
+            note="an action run through the tool registry; its failure (re-raised only for a stop) "
+            "reported as the result's error text",
+        ),
+        Example(
+            before=(
+                "async def step(self, action):\n"
+                "    try:\n"
+                "        return await self.act(action)\n"
+                "    except Exception as e:\n"
+                "        return ActionResult(error=f'failed: {e}')\n"
+                "\n"
+                "async def run(self, action):\n"
+                "    try:\n"
+                "        return await self.tools.act(action=action)\n"
+                "    except Exception as e:\n"
+                "        self.log.error(f'failed: {e}')\n"
+                "        raise\n"
+            ),
+            note="the agent's own act() runs no tool; a handler that always re-raises reports nothing",
         ),
     )
 

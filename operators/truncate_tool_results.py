@@ -24,7 +24,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.results import text_values, tool_results
+from mutagent.anatomy.tools.results import dict_payload, text_values, tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import first_chars
@@ -79,6 +79,13 @@ def _declared_as_blocks(ctx: SourceContext, name: cst.Name) -> bool:
     return any(
         re.search(r"\b(list|List|Sequence|Iterable)\b", t) and not re.search(r"\bstr\b", t) for t in texts
     )
+
+
+def _values_cut(payload: cst.BaseExpression) -> cst.DictComp:
+    """``{k: str(v)[:10] for k, v in payload.items()}``: every value's text cut."""
+    source = cst.Module([]).code_for_node(payload)
+    cut = cst.parse_expression(f"{{k: str(v)[:10] for k, v in ({source}).items()}}")
+    return cst.ensure_type(cut, cst.DictComp)
 
 
 def _text_targets(
@@ -377,12 +384,52 @@ class TruncateToolResults(Operator):
             ),
             note="a Document (not named for a tool) and a record handed back to the caller",
         ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def function_response_parts(calls, function_map):\n"
+                "    parts = []\n"
+                "    for call in calls:\n"
+                "        try:\n"
+                "            response = {'result': function_map[call.name](**call.args)}\n"
+                "        except Exception as e:\n"
+                "            response = {'error': str(e)}\n"
+                "        parts.append(types.Part.from_function_response(name=call.name, response=response))\n"
+                "    return parts\n"
+            ),
+            after=(
+                "from google.genai import types\n\n"
+                "def function_response_parts(calls, function_map):\n"
+                "    parts = []\n"
+                "    for call in calls:\n"
+                "        try:\n"
+                "            response = {'result': function_map[call.name](**call.args)}\n"
+                "        except Exception as e:\n"
+                "            response = {'error': str(e)}\n"
+                "        parts.append(types.Part.from_function_response(name=call.name, "
+                "response={k: str(v)[:10] for k, v in (response).items()}))\n"
+                "    return parts\n"
+            ),
+            note="a Gemini function response: its dict payload has each value's text cut",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def ask_again(call_name, args):\n"
+                "    return types.Part(function_call=types.FunctionCall(name=call_name, args=args))\n"
+            ),
+            note="a Gemini function call (not its response) names the function too",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for result in tool_results(ctx):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:
+                if result.dialect == "gemini" and dict_payload(ctx, content):
+                    cut = f"{result.label} {result.content_key} values cut to their first 10 characters"
+                    yield Mutation(content, _values_cut(content), cut)
+                    continue
                 for target in _text_targets(ctx, content, may_be_text):
                     description = f"{result.label} {result.content_key} cut to its first 10 characters"
                     yield Mutation(target, first_chars(target), description)

@@ -92,12 +92,20 @@ def _class_fields(ctx: SourceContext) -> dict[str, list[str]]:
     return ctx.cached(("tools", "class_fields"), compute)
 
 
+#: The Gemini SDK's builders of a function response: ``types.Part.from_function_response(name=...,
+#: response=...)`` and ``types.FunctionResponse(name=..., response=..., id=...)``. Gemini pairs
+#: the response with its call by the function's ``name`` (and ``id`` when the call had one).
+GEMINI_RESPONSE_BUILDERS = frozenset({"from_function_response", "FunctionResponse"})
+
+
 def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
     """``ToolResult(...)``, ``types.CallToolResult(...)``, ``dict(...)``, ``make_tool_result(...)``:
     a call that builds a value, as opposed to a method that logs or records one."""
     name = final_name(call)
     if name is None:
         return False
+    if name in GEMINI_RESPONSE_BUILDERS:
+        return True
     if name[:1].isupper() or (name == "dict" and isinstance(call.func, cst.Name) and not _rebinds_dict(ctx)):
         return True
     parts = words(name)
@@ -204,7 +212,7 @@ class ToolResult:
     """One tool result construct: which API's shape it has and where its id and payload are."""
 
     fields: Fields
-    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp"
+    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp" | "gemini" | "tool-output"
     id_key: str | None
     content_key: str | None
 
@@ -227,6 +235,8 @@ class ToolResult:
     @property
     def label(self) -> str:
         """How a description names it: ``tool_result``, ``role "tool" message``, ``ToolMessage``..."""
+        if self.dialect == "gemini":
+            return "function_response"
         if isinstance(self.node, cst.Call) and final_name(self.node) != "dict":
             return final_name(self.node) or "tool result"
         if self.fields.first("type") is None and self.fields.first("role") is None:
@@ -237,6 +247,8 @@ class ToolResult:
             "responses": "function_call_output",
             "function": 'role "function" message',
             "mcp": "CallToolResult",
+            "gemini": "function_response",
+            "tool-output": "tool output",
         }[self.dialect]
 
 
@@ -355,6 +367,10 @@ def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | 
 
 def _classify_shape(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
     keys = fields.values.keys()
+    if isinstance(fields.node, cst.Call) and final_name(fields.node) in GEMINI_RESPONSE_BUILDERS:
+        if "response" not in keys or "name" not in keys:
+            return None
+        return ToolResult(fields, "gemini", "id" if "id" in keys else "name", "response")
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
     roles = {string_value(value) for value in fields.all("role")}
     if "tool" in roles:  # ``msg["role"] = "tool"`` in one branch, ``"user"`` in the other
@@ -434,3 +450,13 @@ def text_values(ctx: SourceContext, node: cst.CSTNode) -> list[cst.BaseExpressio
             if fields and kind in ("text", "input_text", "output_text"):
                 found.extend(fields.all("text"))
     return found
+
+
+def dict_payload(ctx: SourceContext, content: cst.BaseExpression) -> bool:
+    """Whether a result's payload is a dict the model reads key by key (Gemini's ``response=
+    {"result": out}`` / ``{"error": str(e)}``, literal or bound to a local): cutting it cuts the
+    text of each value, not the dict."""
+    if isinstance(content, cst.Dict):
+        return True
+    values = local_values(ctx, content) if isinstance(content, cst.Name) else []
+    return bool(values) and all(isinstance(value, cst.Dict) for value in values)
