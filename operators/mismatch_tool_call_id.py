@@ -201,6 +201,82 @@ class MismatchToolCallId(Operator):
             ),
             note="a tool result handed to a tracer is a trace's copy, not the one the model receives",
         ),
+        Example(
+            before=(
+                "def tool_messages(results, scratchpad):\n"
+                "    for r in results:\n"
+                "        scratchpad.append(ChatMessage(role='tool', blocks=r.output.blocks,\n"
+                "            additional_kwargs={'tool_call_id': r.tool_id}))\n"
+            ),
+            after=(
+                "def tool_messages(results, scratchpad):\n"
+                "    for r in results:\n"
+                "        scratchpad.append(ChatMessage(role='tool', blocks=r.output.blocks,\n"
+                "            additional_kwargs={'tool_call_id': r.tool_id + \"x\"}))\n"
+            ),
+            note="a role 'tool' message whose call id sits in its extra fields",
+        ),
+        Example(
+            before=(
+                "async def call_tool(ev, tools):\n"
+                "    output = await tools[ev.tool_name].acall(**ev.tool_kwargs)\n"
+                "    return ToolCallResult(tool_name=ev.tool_name, tool_id=ev.tool_id, "
+                "tool_output=output)\n"
+            ),
+            after=(
+                "async def call_tool(ev, tools):\n"
+                "    output = await tools[ev.tool_name].acall(**ev.tool_kwargs)\n"
+                '    return ToolCallResult(tool_name=ev.tool_name, tool_id=ev.tool_id + "x", '
+                "tool_output=output)\n"
+            ),
+            note="a tool's result event names the call it answers by a tool_id field",
+        ),
+        Example(
+            before=(
+                "def plan(ev, ctx):\n"
+                "    for c in ev.tool_calls:\n"
+                "        ctx.send_event(ToolCall(tool_name=c.tool_name, tool_kwargs=c.tool_kwargs, "
+                "tool_id=c.tool_id))\n"
+                "\n"
+                "def final(result, scratchpad):\n"
+                "    scratchpad.append(ChatMessage(role='assistant', content=str(result.content),\n"
+                "                                  additional_kwargs={'tool_call_id': result.tool_id}))\n"
+            ),
+            note="a call event (no output noun) and an assistant message carrying an id in its extras",
+        ),
+        Example(
+            before=(
+                "def record(func_name, args, result, tool_call_id):\n"
+                "    return ToolCallingRecord(tool_name=func_name, args=args, result=result, "
+                "tool_call_id=tool_call_id)\n"
+            ),
+            note="a record of the call handed back to the caller, not the message the model reads",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def answer(part, function_map):\n"
+                "    out = function_map[part.function_call.name](**part.function_call.args)\n"
+                "    return types.FunctionResponse(name=part.function_call.name, "
+                "response={'result': out})\n"
+            ),
+            after=(
+                "from google.genai import types\n\n"
+                "def answer(part, function_map):\n"
+                "    out = function_map[part.function_call.name](**part.function_call.args)\n"
+                '    return types.FunctionResponse(name=part.function_call.name + "x", '
+                "response={'result': out})\n"
+            ),
+            note="Gemini pairs a function response with its call by the function's name",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def ask_again(call_name, args):\n"
+                "    return types.Part(function_call=types.FunctionCall(name=call_name, args=args))\n"
+            ),
+            note="a Gemini function call (not its response) names the function too",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -34,8 +34,10 @@ import libcst.matchers as m
 
 from mutagent.anatomy.agent_code import agent_code
 from mutagent.anatomy.syntax import final_name, string_value, walk
+from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.invocation import invokes_tool
 from mutagent.anatomy.tools.results import fields_of, tool_results
+from mutagent.anatomy.tools.unknown import unknown_tool_answers
 from mutagent.anatomy.vocabulary import ERROR_FLAG_KEYS
 from mutagent.anatomy.vocabulary import tool_words as words
 from mutagent.mutation.context import SourceContext
@@ -120,11 +122,33 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
                 emptied.append(
                     Mutation(node.value, empty, "the caught tool error is reported as an empty result")
                 )
+        if isinstance(node, cst.Call) and id(node) not in results and _names_a_result(node):
+            for arg in node.args:
+                if arg.keyword is not None and words(arg.keyword.value) & {"error", "errors"}:
+                    if _renders_failure(arg.value, caught) and empty_like(arg.value) is not None:
+                        emptied.append(
+                            Mutation(
+                                arg.value,
+                                empty_like(arg.value),
+                                f"the caught tool error goes back as {final_name(node)} with an empty "
+                                f"{arg.keyword.value}",
+                            )
+                        )
         for content in results[id(node)].contents if id(node) in results else ():
             if _renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
                 empty = empty_like(content) or cst.SimpleString('""')
                 emptied.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
     return emptied
+
+
+_RESULT_OBJECT_NOUNS = frozenset("result results output outcome observation".split())
+
+
+def _names_a_result(call: cst.Call) -> bool:
+    """A constructor named for what an action or tool produced: ``ActionResult(...)``,
+    ``StepOutcome(...)`` -- whose ``error=`` text is how the model learns of the failure."""
+    name = final_name(call) or ""
+    return name[:1].isupper() and bool(words(name) & _RESULT_OBJECT_NOUNS)
 
 
 def _field_flips(
@@ -194,10 +218,25 @@ def _helper_reports(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Muta
     return flips
 
 
+def _always_raises(handler: cst.ExceptHandler) -> bool:
+    """The handler raises on every path: a ``raise`` among its own statements, not only under an
+    ``if`` (``if isinstance(e, InterruptedError): raise`` re-raises some failures and reports the
+    rest to the model)."""
+    for statement in handler.body.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Raise) for small in statement.body
+        ):
+            return True
+        nested = isinstance(statement, (cst.With, cst.Try))
+        if nested and any(isinstance(n, cst.Raise) for n in walk(statement)):
+            return True
+    return False
+
+
 def _handler_mutations(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
     """One sound mutation per style: flip the error flag if the handler sets one, or the failure
     field of the result it builds (itself or through a helper of this file), else empty the report."""
-    if any(isinstance(node, cst.Raise) for node in walk(handler.body)):
+    if _always_raises(handler):
         return []  # the failure travels on as an exception; whoever catches it reports it
     return (
         _flag_flips(ctx, handler)
@@ -515,6 +554,128 @@ class SwallowToolError(Operator):
             ),
             note="aget_tools() looks the tools up (the async twin of get_tools): no tool runs in this try",
         ),
+        Example(
+            before=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                "        result = f\"Tool '{request.name}' not found in registered tools\"\n"
+                "    else:\n"
+                "        result = tool(**request.args)\n"
+                "    return self.record_tool_result(request.call_id, result)\n"
+            ),
+            after=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                '        result = ""\n'
+                "    else:\n"
+                "        result = tool(**request.args)\n"
+                "    return self.record_tool_result(request.call_id, result)\n"
+            ),
+            note="an unknown tool answered with an error text for the model, not an exception",
+        ),
+        Example(
+            before=(
+                "def dispatch(call, handlers, messages):\n"
+                "    if call.name in handlers:\n"
+                "        out = handlers[call.name](call.args)\n"
+                "    else:\n"
+                '        out = {"error": f"unknown tool {call.name}"}\n'
+                '    messages.append({"role": "tool", "tool_call_id": call.id, "content": str(out)})\n'
+            ),
+            after=(
+                "def dispatch(call, handlers, messages):\n"
+                "    if call.name in handlers:\n"
+                "        out = handlers[call.name](call.args)\n"
+                "    else:\n"
+                "        out = {}\n"
+                '    messages.append({"role": "tool", "tool_call_id": call.id, "content": str(out)})\n'
+            ),
+            note="the registry membership test's else side answers with an error dict",
+        ),
+        Example(
+            before=(
+                "def execute(self, request):\n"
+                "    tool = self._tools.get(request.name)\n"
+                "    if tool is None:\n"
+                '        raise ToolNotFound(f"unknown tool {request.name}")\n'
+                "    return tool(**request.args)\n"
+                "\n"
+                "def cached_tool_schema(self, name):\n"
+                "    schema = self._cache.get(name)\n"
+                "    if schema is None:\n"
+                '        schema = f"missing schema for {name}"\n'
+                "    return schema\n"
+            ),
+            note="an unknown tool that raises travels as an exception; a cache miss is no tool lookup",
+        ),
+        Example(
+            before=(
+                "def call_tool(tool, tool_input):\n"
+                "    try:\n"
+                "        return tool.call(**tool_input)\n"
+                "    except Exception as e:\n"
+                "        return ToolOutput(content=str(e), tool_name=tool.name, raw_output=None, "
+                "is_error=True)\n"
+            ),
+            after=(
+                "def call_tool(tool, tool_input):\n"
+                "    try:\n"
+                "        return tool.call(**tool_input)\n"
+                "    except Exception as e:\n"
+                "        return ToolOutput(content=str(e), tool_name=tool.name, raw_output=None, "
+                "is_error=False)\n"
+            ),
+            note="a tool's output object (no call id of its own) flagged as an error",
+        ),
+        Example(
+            before=(
+                "async def multi_act(self, actions):\n"
+                "    results = []\n"
+                "    for action in actions:\n"
+                "        try:\n"
+                "            results.append(await self.tools.act(action=action))\n"
+                "        except Exception as e:\n"
+                "            if isinstance(e, InterruptedError):\n"
+                "                raise\n"
+                "            results.append(ActionResult(error=f'{type(e).__name__}: {e}'))\n"
+                "            return results\n"
+                "    return results\n"
+            ),
+            after=(
+                "async def multi_act(self, actions):\n"
+                "    results = []\n"
+                "    for action in actions:\n"
+                "        try:\n"
+                "            results.append(await self.tools.act(action=action))\n"
+                "        except Exception as e:\n"
+                "            if isinstance(e, InterruptedError):\n"
+                "                raise\n"
+                '            results.append(ActionResult(error=""))\n'
+                "            return results\n"
+                "    return results\n"
+            ),
+            note="an action run through the tool registry; its failure (re-raised only for a stop) "
+            "reported as the result's error text",
+        ),
+        Example(
+            before=(
+                "async def step(self, action):\n"
+                "    try:\n"
+                "        return await self.act(action)\n"
+                "    except Exception as e:\n"
+                "        return ActionResult(error=f'failed: {e}')\n"
+                "\n"
+                "async def run(self, action):\n"
+                "    try:\n"
+                "        return await self.tools.act(action=action)\n"
+                "    except Exception as e:\n"
+                "        self.log.error(f'failed: {e}')\n"
+                "        raise\n"
+            ),
+            note="the agent's own act() runs no tool; a handler that always re-raises reports nothing",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -526,6 +687,11 @@ class SwallowToolError(Operator):
             flagged.add(id(ctx.enclosing_function(assign)))
             yield Mutation(assign.value, _FALSE, f"{ctx.code(assign.targets[0].target)} forced to False")
         results = {id(result.node): result for result in tool_results(ctx)}
+        for answer in unknown_tool_answers(ctx):
+            if id(ctx.enclosing_function(answer.guard)) not in flagged and in_tool_context(ctx, answer.guard):
+                for report in answer.reports():
+                    empty = empty_like(report) or cst.SimpleString('""')
+                    yield Mutation(report, empty, "the unknown-tool error report to the model becomes empty")
         for handler in agent_code(ctx, m.ExceptHandler()):
             guarded = ctx.parent(handler)
             if isinstance(guarded, cst.Try) and _runs_a_tool(ctx, guarded):

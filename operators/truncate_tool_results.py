@@ -24,7 +24,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.results import text_values, tool_results
+from mutagent.anatomy.tools.results import dict_payload, text_values, tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import first_chars
@@ -79,6 +79,13 @@ def _declared_as_blocks(ctx: SourceContext, name: cst.Name) -> bool:
     return any(
         re.search(r"\b(list|List|Sequence|Iterable)\b", t) and not re.search(r"\bstr\b", t) for t in texts
     )
+
+
+def _values_cut(payload: cst.BaseExpression) -> cst.DictComp:
+    """``{k: str(v)[:10] for k, v in payload.items()}``: every value's text cut."""
+    source = cst.Module([]).code_for_node(payload)
+    cut = cst.parse_expression(f"{{k: str(v)[:10] for k, v in ({source}).items()}}")
+    return cst.ensure_type(cut, cst.DictComp)
 
 
 def _text_targets(
@@ -340,12 +347,89 @@ class TruncateToolResults(Operator):
             ),
             note="a tool message recorded on a trace span: a copy for observability, not the model's",
         ),
+        Example(
+            before=(
+                "def record_tool_calling(self, func_name, result, tool_call_id):\n"
+                "    msg = FunctionCallingMessage(role_name=self.role, content='', func_name=func_name,\n"
+                "                                 result=result, tool_call_id=tool_call_id)\n"
+                "    self.update_memory(msg)\n"
+            ),
+            after=(
+                "def record_tool_calling(self, func_name, result, tool_call_id):\n"
+                "    msg = FunctionCallingMessage(role_name=self.role, content='', func_name=func_name,\n"
+                "                                 result=result[:10], tool_call_id=tool_call_id)\n"
+                "    self.update_memory(msg)\n"
+            ),
+            note="a message that keeps its content empty and the tool's output in a field of its own",
+        ),
+        Example(
+            before=(
+                "def call(self, *args, **kwargs):\n"
+                "    raw = self._fn(*args, **kwargs)\n"
+                "    return ToolOutput(content=str(raw), tool_name=self.name, raw_output=raw)\n"
+            ),
+            after=(
+                "def call(self, *args, **kwargs):\n"
+                "    raw = self._fn(*args, **kwargs)\n"
+                "    return ToolOutput(content=str(raw)[:10], tool_name=self.name, raw_output=raw)\n"
+            ),
+            note="a tool's output object without a call id: its content is what the agent shows the model",
+        ),
+        Example(
+            before=(
+                "def store(text, func_name, result, tool_call_id):\n"
+                "    doc = Document(content=text, is_error=False)\n"
+                "    return doc, ToolCallingRecord(tool_name=func_name, result=result, "
+                "tool_call_id=tool_call_id)\n"
+            ),
+            note="a Document (not named for a tool) and a record handed back to the caller",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def function_response_parts(calls, function_map):\n"
+                "    parts = []\n"
+                "    for call in calls:\n"
+                "        try:\n"
+                "            response = {'result': function_map[call.name](**call.args)}\n"
+                "        except Exception as e:\n"
+                "            response = {'error': str(e)}\n"
+                "        parts.append(types.Part.from_function_response(name=call.name, response=response))\n"
+                "    return parts\n"
+            ),
+            after=(
+                "from google.genai import types\n\n"
+                "def function_response_parts(calls, function_map):\n"
+                "    parts = []\n"
+                "    for call in calls:\n"
+                "        try:\n"
+                "            response = {'result': function_map[call.name](**call.args)}\n"
+                "        except Exception as e:\n"
+                "            response = {'error': str(e)}\n"
+                "        parts.append(types.Part.from_function_response(name=call.name, "
+                "response={k: str(v)[:10] for k, v in (response).items()}))\n"
+                "    return parts\n"
+            ),
+            note="a Gemini function response: its dict payload has each value's text cut",
+        ),
+        Example(
+            before=(
+                "from google.genai import types\n\n"
+                "def ask_again(call_name, args):\n"
+                "    return types.Part(function_call=types.FunctionCall(name=call_name, args=args))\n"
+            ),
+            note="a Gemini function call (not its response) names the function too",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for result in tool_results(ctx):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:
+                if result.dialect == "gemini" and dict_payload(ctx, content):
+                    cut = f"{result.label} {result.content_key} values cut to their first 10 characters"
+                    yield Mutation(content, _values_cut(content), cut)
+                    continue
                 for target in _text_targets(ctx, content, may_be_text):
                     description = f"{result.label} {result.content_key} cut to its first 10 characters"
                     yield Mutation(target, first_chars(target), description)

@@ -29,6 +29,11 @@ from mutagent.anatomy.vocabulary import (
 )
 from mutagent.mutation.context import SourceContext
 
+#: Verbs that carry out an action through a tool collection: ``self.tools.act(action=...)``,
+#: ``controller.registry.perform(...)``. Only a bare method of a tool collection counts
+#: (``actor.act()``, ``self.act(...)`` run no tool).
+_ACT_VERBS = frozenset({"act", "aact", "perform"})
+
 
 def _not_invoking(verb: str) -> bool:
     """A verb that looks a tool up or answers it (``get``), or its async twin (``aget``, as
@@ -54,6 +59,8 @@ def is_tool_invocation(ctx: SourceContext, call: cst.Call) -> bool:
         return True
     if parts[-1] in _INVOKE_VERBS or parts[0] in _INVOKE_VERBS:
         return bool((set(parts) | node_words(ctx, func)) & _CALLER_NOUNS)
+    if parts == [parts[0]] and parts[0] in _ACT_VERBS and isinstance(func, cst.Attribute):
+        return bool(node_words(ctx, func.value) & _CALLER_NOUNS)
     return False
 
 

@@ -16,6 +16,7 @@ with keywords, or positionally when the class is defined in the file. Method cal
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,7 +24,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.agent_code import in_test
 from mutagent.anatomy.dataflow import local_values
-from mutagent.anatomy.syntax import final_name, string_value, walk
+from mutagent.anatomy.syntax import final_name, is_constant, string_value, walk
 from mutagent.anatomy.tools.invocation import is_tool_invocation
 from mutagent.anatomy.vocabulary import (
     CONTENT_KEYS as _CONTENT_KEYS,
@@ -34,6 +35,7 @@ from mutagent.anatomy.vocabulary import (
 from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives there
     ERROR_FLAG_KEYS,
     TELEMETRY_WORDS,
+    TOOL_CAMEL,
     TOOL_NOUNS,
     node_words,
 )
@@ -90,12 +92,20 @@ def _class_fields(ctx: SourceContext) -> dict[str, list[str]]:
     return ctx.cached(("tools", "class_fields"), compute)
 
 
+#: The Gemini SDK's builders of a function response: ``types.Part.from_function_response(name=...,
+#: response=...)`` and ``types.FunctionResponse(name=..., response=..., id=...)``. Gemini pairs
+#: the response with its call by the function's ``name`` (and ``id`` when the call had one).
+GEMINI_RESPONSE_BUILDERS = frozenset({"from_function_response", "FunctionResponse"})
+
+
 def is_constructor(ctx: SourceContext, call: cst.Call) -> bool:
     """``ToolResult(...)``, ``types.CallToolResult(...)``, ``dict(...)``, ``make_tool_result(...)``:
     a call that builds a value, as opposed to a method that logs or records one."""
     name = final_name(call)
     if name is None:
         return False
+    if name in GEMINI_RESPONSE_BUILDERS:
+        return True
     if name[:1].isupper() or (name == "dict" and isinstance(call.func, cst.Name) and not _rebinds_dict(ctx)):
         return True
     parts = words(name)
@@ -202,7 +212,7 @@ class ToolResult:
     """One tool result construct: which API's shape it has and where its id and payload are."""
 
     fields: Fields
-    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp"
+    dialect: str  # "anthropic" | "openai" | "responses" | "function" | "mcp" | "gemini" | "tool-output"
     id_key: str | None
     content_key: str | None
 
@@ -225,6 +235,8 @@ class ToolResult:
     @property
     def label(self) -> str:
         """How a description names it: ``tool_result``, ``role "tool" message``, ``ToolMessage``..."""
+        if self.dialect == "gemini":
+            return "function_response"
         if isinstance(self.node, cst.Call) and final_name(self.node) != "dict":
             return final_name(self.node) or "tool result"
         if self.fields.first("type") is None and self.fields.first("role") is None:
@@ -235,6 +247,8 @@ class ToolResult:
             "responses": "function_call_output",
             "function": 'role "function" message',
             "mcp": "CallToolResult",
+            "gemini": "function_response",
+            "tool-output": "tool output",
         }[self.dialect]
 
 
@@ -256,8 +270,107 @@ def _payload_from_tool(ctx: SourceContext, fields: Fields, id_key: str) -> str |
     return None
 
 
-def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
+#: Words naming what a tool produced, in a constructor's name (``ToolOutput``, ``ToolCallResult``).
+_OUTPUT_NOUNS = frozenset("result results output outputs return response".split())
+#: Keys that hold a message's extra, provider-specific fields (llama-index's ``additional_kwargs``).
+_EXTRA_WORDS = frozenset("additional extra kwargs metadata".split())
+
+
+def _prefer_payload(fields: Fields, content_key: str | None) -> str | None:
+    """The field that carries the tool's output. A message that keeps its ``content`` empty and the
+    output in a field of its own (camel's ``FunctionCallingMessage(content="", result=out)``) is
+    read at that field: a constant content is no output."""
+    if content_key is None or not all(is_constant(v) for v in fields.all(content_key)):
+        return content_key
+    for key in (*_CONTENT_KEYS, *_PAYLOAD_KEYS):
+        if key != content_key and any(not is_constant(v) for v in fields.all(key)):
+            return key
+    return content_key
+
+
+def _nested_ids(fields: Fields) -> dict[str, list[cst.BaseExpression]]:
+    """Call ids kept in a message's extra fields: ``ChatMessage(role="tool", blocks=...,
+    additional_kwargs={"tool_call_id": result.tool_id})``. Only a dict literal under a key named
+    for extra fields counts; the id is still the one the provider reads to pair the result."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for key, values in fields.values.items():
+        if not words(key) & _EXTRA_WORDS:
+            continue
+        for value in (v for v in values if isinstance(v, cst.Dict)):
+            for element in value.elements:
+                name = string_value(element.key) if isinstance(element, cst.DictElement) else None
+                if name in _ID_KEYS:
+                    found.setdefault(name, []).append(element.value)
+    return found
+
+
+def _with_nested_ids(fields: Fields, id_key: str) -> tuple[Fields, str | None]:
+    """``fields`` with the call id found in its extra fields (when it has none of its own)."""
+    if fields.values.get(id_key):
+        return fields, id_key
+    nested = _nested_ids(fields)
+    if id_key in nested:
+        return Fields(fields.node, {**fields.values, id_key: nested[id_key]}), id_key
+    return fields, id_key
+
+
+def _tool_output_object(fields: Fields) -> ToolResult | None:
+    """A constructor named for a tool's output (``ToolOutput``, ``ToolCallResult``,
+    ``FunctionResult``) that carries no provider call id: the tool's side of the result, which
+    the loop turns into the message. Its ``content``/``output`` is what the model is shown, its
+    ``is_error`` the failure flag, and a ``tool_id``/``call_id``-like field names the call it
+    answers. A ``ToolCall``/``ToolSpec`` (no output noun) or a ``Document(content=...)`` (no tool
+    noun) is none of this."""
+    if not isinstance(fields.node, cst.Call):
+        return None
+    name = final_name(fields.node) or ""
+    parts = words(name)
+    if not (name[:1].isupper() and parts & (TOOL_NOUNS | {"call"}) and parts & _OUTPUT_NOUNS):
+        return None
     keys = fields.values.keys()
+    content_key = _prefer_payload(fields, next((k for k in _CONTENT_KEYS if k in keys), None))
+    id_key = next(
+        (
+            k
+            for k in keys
+            if words(k) & {"id"} and words(k) - {"id"} and words(k) - {"id"} <= (TOOL_NOUNS | {"call"})
+        ),
+        None,
+    )
+    if content_key is None and not set(ERROR_FLAG_KEYS) & keys and id_key is None:
+        return None
+    return ToolResult(fields, "tool-output", id_key, content_key)
+
+
+#: The head noun of a class that keeps an account of a call (camel's ``ToolCallingRecord``, a
+#: ``ToolCallLog``): handed back to the caller or a log, never what the model receives.
+_BOOKKEEPING_HEADS = frozenset("record records log logs trace span metric metrics".split())
+
+
+def _bookkeeping(fields: Fields) -> bool:
+    if not isinstance(fields.node, cst.Call):
+        return False
+    name = final_name(fields.node) or ""
+    parts = re.split(r"[^a-z0-9]+", TOOL_CAMEL.sub("_", name).lower())
+    return name[:1].isupper() and parts[-1] in _BOOKKEEPING_HEADS
+
+
+def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
+    if _bookkeeping(fields):
+        return None
+    found = _classify_shape(fields, ctx)
+    if found is None or found.id_key is None:
+        return found
+    merged, id_key = _with_nested_ids(found.fields, found.id_key)
+    return ToolResult(merged, found.dialect, id_key, _prefer_payload(merged, found.content_key))
+
+
+def _classify_shape(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | None:
+    keys = fields.values.keys()
+    if isinstance(fields.node, cst.Call) and final_name(fields.node) in GEMINI_RESPONSE_BUILDERS:
+        if "response" not in keys or "name" not in keys:
+            return None
+        return ToolResult(fields, "gemini", "id" if "id" in keys else "name", "response")
     kind, role = string_value(fields.first("type")), string_value(fields.first("role"))
     roles = {string_value(value) for value in fields.all("role")}
     if "tool" in roles:  # ``msg["role"] = "tool"`` in one branch, ``"user"`` in the other
@@ -283,6 +396,8 @@ def _classify(fields: Fields, ctx: SourceContext | None = None) -> ToolResult | 
             return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
         return ToolResult(fields, "mcp", None, "content")
+    if kind is None and role is None:
+        return _tool_output_object(fields)
     return None
 
 
@@ -335,3 +450,13 @@ def text_values(ctx: SourceContext, node: cst.CSTNode) -> list[cst.BaseExpressio
             if fields and kind in ("text", "input_text", "output_text"):
                 found.extend(fields.all("text"))
     return found
+
+
+def dict_payload(ctx: SourceContext, content: cst.BaseExpression) -> bool:
+    """Whether a result's payload is a dict the model reads key by key (Gemini's ``response=
+    {"result": out}`` / ``{"error": str(e)}``, literal or bound to a local): cutting it cuts the
+    text of each value, not the dict."""
+    if isinstance(content, cst.Dict):
+        return True
+    values = local_values(ctx, content) if isinstance(content, cst.Name) else []
+    return bool(values) and all(isinstance(value, cst.Dict) for value in values)
