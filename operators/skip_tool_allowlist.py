@@ -41,7 +41,13 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, is_constant
-from mutagent.anatomy.tools.allowlist import is_allow_list, is_tool_collection, names_tool
+from mutagent.anatomy.tools.allowlist import (
+    is_allow_list,
+    is_tool_collection,
+    is_tool_lookup,
+    lookup_collection,
+    names_tool,
+)
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import bypass, force, guard_of, guard_operands
 from mutagent.anatomy.vocabulary import ALLOW_WORDS, TOOLISH, node_words
@@ -58,19 +64,8 @@ _PREDICATES = frozenset(
 
 
 def _is_lookup(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)``, ``getattr(tools, name, None)``
-    (also inside a walrus)."""
-    if isinstance(expr, cst.NamedExpr):
-        expr = expr.value
-    if not isinstance(expr, cst.Call) or not expr.args:
-        return False
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
-        collection, name = expr.func.value, expr.args[0].value
-    elif m.matches(expr.func, m.Name("getattr")) and len(expr.args) == 3:
-        collection, name = expr.args[0].value, expr.args[1].value
-    else:
-        return False
-    return is_tool_collection(ctx, collection) and names_tool(name)
+    """A lookup of the requested tool in a tool collection (see ``anatomy.tools.allowlist``)."""
+    return is_tool_lookup(ctx, expr)
 
 
 def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
@@ -188,15 +183,45 @@ def _tests_lookup(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
     return isinstance(operand, cst.Name) and any(_is_lookup(ctx, v) for v in local_values(ctx, operand))
 
 
+#: Exceptions a catch-all handler names: calling ``None`` raises a TypeError it catches.
+_CATCH_ALL = frozenset({"Exception", "BaseException", "TypeError"})
+
+
+def _none_call_caught(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``tool = self._tools.get(name)``; ``if tool is None: result = "not found"`` ``else: try:
+    result = tool(**args) except Exception as e: result = f"failed: {e}"``: without the check the
+    ``None`` is called inside a catch-all that answers with an error result -- nothing unlisted
+    runs, only the message changes, so "never refuses" would misdescribe the mutant. A ``None``
+    handed on to a helper (``self._run_tool(tool, call)``) or called outside a ``try`` is not."""
+    subject = operand.left if isinstance(operand, cst.Comparison) else operand
+    if isinstance(subject, cst.UnaryOperation):
+        subject = subject.expression
+    if not (isinstance(subject, cst.Name) and _tests_lookup(ctx, subject)):
+        return False
+    scope = ctx.enclosing_function(operand) or ctx.module
+    for call in ctx.descendants(scope, m.Call(func=m.Name(subject.value))):
+        for ancestor in ctx.ancestors(call):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, cst.Try) and any(_answers_any_error(ctx, h) for h in ancestor.handlers):
+                return True
+    return False
+
+
+def _answers_any_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    """``except Exception as e: result = f"failed: {e}"``: catches the TypeError of calling
+    ``None`` and does not raise it on."""
+    caught = (
+        {final_name(n) for n in ctx.descendants(handler.type, m.Name() | m.Attribute())}
+        if handler.type is not None
+        else set(_CATCH_ALL)
+    )
+    return bool(caught & _CATCH_ALL) and not ctx.descendants(handler.body, m.Raise())
+
+
 def _lookup_collection(ctx: SourceContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """The collection a tool lookup (see :func:`_is_lookup`) reads."""
-    if isinstance(expr, cst.NamedExpr):
-        expr = expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
-        return expr.func.value
-    if isinstance(expr, cst.Call) and expr.args:
-        return expr.args[0].value
-    return None
+    return lookup_collection(ctx, expr)
 
 
 def _is_explicit(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
@@ -253,6 +278,55 @@ class SkipToolAllowlist(Operator):
         "next request carries an error result naming the unknown tool."
     )
     examples = (
+        Example(
+            before=(
+                "class Runner:\n"
+                "    def _toolset_for(self, tool_use):\n"
+                "        toolset = self._toolsets_by_family.get(tool_use.toolset_name)\n"
+                "        if toolset is None:\n"
+                "            warnings.warn(f'Toolset {tool_use.toolset_name} not found')\n"
+                "        return toolset\n"
+                "\n"
+                "    def run_member(self, tool_use):\n"
+                "        toolset = self._toolset_for(tool_use)\n"
+                "        if toolset is None:\n"
+                "            return self._toolset_not_found_result(tool_use)\n"
+                "        return toolset.tool_result(tool_use)\n"
+            ),
+            after=(
+                "class Runner:\n"
+                "    def _toolset_for(self, tool_use):\n"
+                "        toolset = self._toolsets_by_family.get(tool_use.toolset_name)\n"
+                "        if toolset is None:\n"
+                "            warnings.warn(f'Toolset {tool_use.toolset_name} not found')\n"
+                "        return toolset\n"
+                "\n"
+                "    def run_member(self, tool_use):\n"
+                "        toolset = self._toolset_for(tool_use)\n"
+                "        if False:\n"
+                "            return self._toolset_not_found_result(tool_use)\n"
+                "        return toolset.tool_result(tool_use)\n"
+            ),
+            note="the lookup sits in a helper that returns it (call graph); a branch that only "
+            "warns refuses nothing, so the helper's own check is left alone",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def _execute_tool(self, request):\n"
+                "        tool = self._internal_tools.get(request.tool_name)\n"
+                "        if tool is None:\n"
+                "            result = f'Tool {request.tool_name} not found'\n"
+                "        else:\n"
+                "            try:\n"
+                "                result = tool(**request.args)\n"
+                "            except Exception as e:\n"
+                "                result = f'Tool execution failed: {e}'\n"
+                "        return result\n"
+            ),
+            note="without the check None is called inside a catch-all that answers with an error: "
+            "nothing unlisted runs, only the message changes (declined)",
+        ),
         Example(
             before=(
                 "def parse_tool_call(item):\n"
@@ -494,6 +568,8 @@ class SkipToolAllowlist(Operator):
                     continue
                 if _indexed_after(ctx, operand):
                     continue  # the name is then looked up with ``tools[name]``: a KeyError, no tool runs
+                if _none_call_caught(ctx, operand):
+                    continue  # ``None(**args)`` raises inside a catch-all that answers with an error
                 description = f"allow-list check `{ctx.code(operand)}` never refuses"
                 if looked_up:
                     description += ": a registered tool outside the allowed ones is looked up and runs"
