@@ -47,6 +47,7 @@ from mutagent.anatomy.tools.allowlist import (
     is_tool_lookup,
     lookup_collection,
     names_tool,
+    read_off_tool,
 )
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import bypass, force, guard_of, guard_operands
@@ -74,7 +75,9 @@ def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
     return any(node_words(ctx, part) & TOOLISH for part in parts) or in_tool_context(ctx, parts[0])
 
 
-_DENY_HEADS = frozenset("denylist blacklist blocklist disabled blocked forbidden denied banned".split())
+_DENY_HEADS = frozenset(
+    "denylist blacklist blocklist disabled blocked forbidden denied banned exclude excluded deny".split()
+)
 
 
 def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | None:
@@ -88,7 +91,9 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
             literal = isinstance(right, (cst.List, cst.Tuple, cst.Set)) and all(
                 is_constant(element.value) for element in right.elements
             )
-            if not names_tool(left) or not (literal or is_tool_collection(ctx, right)):
+            if not (literal or is_tool_collection(ctx, right)):
+                return None
+            if not (names_tool(left) or (read_off_tool(ctx, left) and is_allow_list(ctx, right))):
                 return None
             if not (in_tool_context(ctx, operand) if literal else _about_tools(ctx, operand, right)):
                 return None
@@ -266,6 +271,42 @@ def _has_explicit_check(ctx: SourceContext, function: cst.CSTNode | None) -> boo
     return ctx.cached(("skip-tool-allowlist", "explicit", id(function)), compute)
 
 
+def _filter_bypass(ctx: SourceContext, operand: cst.BaseExpression) -> cst.Name | None:
+    """``[t for t in tools if t.request in self.llm_tools_usable]``: a comprehension that keeps
+    only the tools on an allow-list (the element kept is the tool iterated). The literal that
+    keeps every tool, or None when ``operand`` is no such filter's membership test."""
+    sense, node, compif = True, operand, None
+    for parent in ctx.ancestors(operand):
+        if isinstance(parent, cst.CompIf) and parent.test is node:
+            compif = parent
+            break
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            sense = not sense
+        elif not isinstance(parent, cst.BooleanOperation):
+            return None
+        node = parent
+    if compif is None:
+        return None
+    comprehension = ctx.enclosing(compif, (cst.ListComp, cst.SetComp, cst.GeneratorExp))
+    if comprehension is None or not (
+        isinstance(comprehension.elt, cst.Name)
+        and m.matches(comprehension.for_in.target, m.Name(comprehension.elt.value))
+        and is_tool_collection(ctx, comprehension.for_in.iter)
+    ):
+        return None
+    if not (
+        isinstance(operand, cst.Comparison)
+        and len(operand.comparisons) == 1
+        and isinstance(operand.comparisons[0].operator, (cst.In, cst.NotIn))
+        and is_allow_list(ctx, operand.comparisons[0].comparator)
+        and (names_tool(operand.left) or read_off_tool(ctx, operand.left))
+    ):
+        return None
+    denied = bool(node_words(ctx, operand.comparisons[0].comparator) & _DENY_HEADS)
+    kept_when = isinstance(operand.comparisons[0].operator, cst.In) != denied
+    return force(sense, test_value=True) if kept_when else force(sense, test_value=False)
+
+
 class SkipToolAllowlist(Operator):
     name = "skip-tool-allowlist"
     description = "The check that the requested tool is on the allow-list never refuses."
@@ -278,6 +319,88 @@ class SkipToolAllowlist(Operator):
         "next request carries an error result naming the unknown tool."
     )
     examples = (
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def filter_user_tools(self, tools):\n"
+                "        return [t for t in tools if t.default_value('request') in self.llm_tools_usable]\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    def filter_user_tools(self, tools):\n"
+                "        return [t for t in tools if True]\n"
+            ),
+            note="a comprehension keeping only the tools on an allow-list (the tool is kept, its "
+            "name read off it); `tools` followed by a restricting participle names the list",
+        ),
+        Example(
+            before=(
+                "def visible(self, users):\n"
+                "    return [u for u in users if u.default_value('name') in self.allowed_users]\n"
+            ),
+            note="the same filter over users: not tools, not an allow-list of tools",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def get_function_call_class(self, msg):\n"
+                "        tool_name = msg.function_call.name\n"
+                "        if tool_name not in self.llm_tools_handled:\n"
+                "            return None\n"
+                "        return self.llm_tools_map[tool_name].model_validate(msg.function_call.arguments)\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    def get_function_call_class(self, msg):\n"
+                "        tool_name = msg.function_call.name\n"
+                "        if False:\n"
+                "            return None\n"
+                "        return self.llm_tools_map[tool_name].model_validate(msg.function_call.arguments)\n"
+            ),
+            note="against an allow-list (the tools this agent handles), leaving early is refusal enough",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def count(self, call):\n"
+                "        if call.name not in self.tools_used:\n"
+                "            return None\n"
+                "        return self.usage[call.name]\n"
+            ),
+            note="`tools_used` is a history of what ran, not an allow-list; an early return is no refusal",
+        ),
+        Example(
+            before=(
+                "async def register(self, client, tool_configuration=None):\n"
+                "    include = set(tool_configuration.get('include', [])) if tool_configuration else set()\n"
+                "    exclude = set(tool_configuration.get('exclude', [])) if tool_configuration else set()\n"
+                "    for tool in await client.get_tools():\n"
+                "        tool_name = tool.function.name\n"
+                "        if include:\n"
+                "            if tool_name not in include:\n"
+                "                continue\n"
+                "        elif exclude:\n"
+                "            if tool_name in exclude:\n"
+                "                continue\n"
+                "        self._callable_tools[tool_name] = tool\n"
+            ),
+            after=(
+                "async def register(self, client, tool_configuration=None):\n"
+                "    include = set(tool_configuration.get('include', [])) if tool_configuration else set()\n"
+                "    exclude = set(tool_configuration.get('exclude', [])) if tool_configuration else set()\n"
+                "    for tool in await client.get_tools():\n"
+                "        tool_name = tool.function.name\n"
+                "        if include:\n"
+                "            if False:\n"
+                "                continue\n"
+                "        elif exclude:\n"
+                "            if tool_name in exclude:\n"
+                "                continue\n"
+                "        self._callable_tools[tool_name] = tool\n"
+            ),
+            note="include/exclude lists read from a tool configuration (data flow); the exclude "
+            "check gives a second mutant",
+        ),
         Example(
             before=(
                 "class Runner:\n"
@@ -554,6 +677,15 @@ class SkipToolAllowlist(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for operand in ctx.findall(m.Comparison()):
+            keep_all = _filter_bypass(ctx, operand)
+            if keep_all is not None:
+                yield Mutation(
+                    operand,
+                    keep_all,
+                    f"allow-list filter `{ctx.code(operand)}` never drops a tool: tools outside the "
+                    "list are kept and run",
+                )
         for operand in guard_operands(ctx):
             passing = _passing_value(ctx, operand)
             if passing is not None and not _is_explicit(ctx, operand):
@@ -561,7 +693,9 @@ class SkipToolAllowlist(Operator):
                 if _has_explicit_check(ctx, ctx.enclosing_function(operand)):
                     continue
             if passing is not None:
-                never_refuses = bypass(ctx, operand, strict=True)
+                # against an allow- or deny-list, leaving early (``return None``, ``continue``) is
+                # refusal enough; a registry-existence check must refuse unmistakably
+                never_refuses = bypass(ctx, operand, strict=not _is_explicit(ctx, operand))
                 looked_up = never_refuses is None and _none_unless_allowed(ctx, operand) is not None
                 never_refuses = never_refuses or _none_unless_allowed(ctx, operand)
                 if never_refuses is None or never_refuses.value != str(passing):
