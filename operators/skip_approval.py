@@ -39,6 +39,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.syntax import final_name, final_name_or_key, single_comparison, string_value, walk
+from mutagent.anatomy.tools.approval import asks_for_approval, gates_side_effect
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import (
     branches,
@@ -117,6 +118,8 @@ def _is_state(ctx: SourceContext, leaf: cst.BaseExpression) -> bool:
     if _asks_human(ctx, leaf):
         return True
     for side in _sides(leaf):
+        if asks_for_approval(ctx, side):
+            return True
         text = string_value(side)
         head = ordered_words(text) if text is not None else _head(side)
         if (
@@ -301,6 +304,19 @@ def _approves_undecided(ctx: SourceContext, leaf: cst.BaseExpression, guard: cst
     return force(sense, test_value=True)
 
 
+def _asks_before_acting(ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst.BaseExpression]) -> bool:
+    """``if not self.io.confirm_ask("Create new file?"): return`` outside tool-handling code: an
+    interactive confirm helper whose yes lets a side-effecting action through (see
+    ``anatomy.tools.approval``). ``confirm_ask("Add URL to the chat?")`` before a read is not."""
+    for leaf in leaves:
+        for side in _sides(leaf):
+            call = side.expression if isinstance(side, cst.Await) else side
+            asking = isinstance(call, cst.Call) and asks_for_approval(ctx, call)
+            if asking and gates_side_effect(ctx, guard, call):
+                return True
+    return False
+
+
 class SkipApproval(Operator):
     name = "skip-approval"
     description = "A side-effecting tool runs without the approval it requires."
@@ -313,6 +329,35 @@ class SkipApproval(Operator):
         "run and the model got an error result saying approval was refused."
     )
     examples = (
+        Example(
+            before=(
+                "def handle_shell_commands(self, commands):\n"
+                "    if not self.io.confirm_ask('Run shell command?', subject=commands):\n"
+                "        return\n"
+                "    for command in commands:\n"
+                "        run_cmd(command)\n"
+            ),
+            after=(
+                "def handle_shell_commands(self, commands):\n"
+                "    if not True:\n"
+                "        return\n"
+                "    for command in commands:\n"
+                "        run_cmd(command)\n"
+            ),
+            note="an interactive confirm helper asked before a shell command runs",
+        ),
+        Example(
+            before=(
+                "def check_for_urls(self, inp, urls):\n"
+                "    for url in urls:\n"
+                "        if self.io.confirm_ask('Add URL to the chat?', subject=url):\n"
+                "            inp += self.commands.cmd_web(url)\n"
+                "        else:\n"
+                "            self.rejected_urls.add(url)\n"
+                "    return inp\n"
+            ),
+            note="the same helper before a read: nothing with a side effect waits on the answer",
+        ),
         Example(
             before=(
                 "class Executor:\n"
@@ -539,7 +584,7 @@ class SkipApproval(Operator):
         for guard in guards(ctx):
             leaves = guard_leaves(guard.test)
             about_approval = any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)
-            if not (about_approval or in_tool_context(ctx, guard)):
+            if not (about_approval or in_tool_context(ctx, guard) or _asks_before_acting(ctx, guard, leaves)):
                 continue
             effect = _guard_effect(ctx, guard)
             for leaf in _candidates(ctx, guard, leaves):

@@ -41,7 +41,14 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, is_constant
-from mutagent.anatomy.tools.allowlist import is_allow_list, is_tool_collection, names_tool
+from mutagent.anatomy.tools.allowlist import (
+    is_allow_list,
+    is_tool_collection,
+    is_tool_lookup,
+    lookup_collection,
+    names_tool,
+    read_off_tool,
+)
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import bypass, force, guard_of, guard_operands
 from mutagent.anatomy.vocabulary import ALLOW_WORDS, TOOLISH, node_words
@@ -58,19 +65,8 @@ _PREDICATES = frozenset(
 
 
 def _is_lookup(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
-    """``self._tools.get(call.name)``, ``REGISTRY.get(name, None)``, ``getattr(tools, name, None)``
-    (also inside a walrus)."""
-    if isinstance(expr, cst.NamedExpr):
-        expr = expr.value
-    if not isinstance(expr, cst.Call) or not expr.args:
-        return False
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
-        collection, name = expr.func.value, expr.args[0].value
-    elif m.matches(expr.func, m.Name("getattr")) and len(expr.args) == 3:
-        collection, name = expr.args[0].value, expr.args[1].value
-    else:
-        return False
-    return is_tool_collection(ctx, collection) and names_tool(name)
+    """A lookup of the requested tool in a tool collection (see ``anatomy.tools.allowlist``)."""
+    return is_tool_lookup(ctx, expr)
 
 
 def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
@@ -79,7 +75,9 @@ def _about_tools(ctx: SourceContext, *parts: cst.CSTNode) -> bool:
     return any(node_words(ctx, part) & TOOLISH for part in parts) or in_tool_context(ctx, parts[0])
 
 
-_DENY_HEADS = frozenset("denylist blacklist blocklist disabled blocked forbidden denied banned".split())
+_DENY_HEADS = frozenset(
+    "denylist blacklist blocklist disabled blocked forbidden denied banned exclude excluded deny".split()
+)
 
 
 def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | None:
@@ -93,7 +91,9 @@ def _passing_value(ctx: SourceContext, operand: cst.BaseExpression) -> bool | No
             literal = isinstance(right, (cst.List, cst.Tuple, cst.Set)) and all(
                 is_constant(element.value) for element in right.elements
             )
-            if not names_tool(left) or not (literal or is_tool_collection(ctx, right)):
+            if not (literal or is_tool_collection(ctx, right)):
+                return None
+            if not (names_tool(left) or (read_off_tool(ctx, left) and is_allow_list(ctx, right))):
                 return None
             if not (in_tool_context(ctx, operand) if literal else _about_tools(ctx, operand, right)):
                 return None
@@ -188,15 +188,45 @@ def _tests_lookup(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
     return isinstance(operand, cst.Name) and any(_is_lookup(ctx, v) for v in local_values(ctx, operand))
 
 
+#: Exceptions a catch-all handler names: calling ``None`` raises a TypeError it catches.
+_CATCH_ALL = frozenset({"Exception", "BaseException", "TypeError"})
+
+
+def _none_call_caught(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
+    """``tool = self._tools.get(name)``; ``if tool is None: result = "not found"`` ``else: try:
+    result = tool(**args) except Exception as e: result = f"failed: {e}"``: without the check the
+    ``None`` is called inside a catch-all that answers with an error result -- nothing unlisted
+    runs, only the message changes, so "never refuses" would misdescribe the mutant. A ``None``
+    handed on to a helper (``self._run_tool(tool, call)``) or called outside a ``try`` is not."""
+    subject = operand.left if isinstance(operand, cst.Comparison) else operand
+    if isinstance(subject, cst.UnaryOperation):
+        subject = subject.expression
+    if not (isinstance(subject, cst.Name) and _tests_lookup(ctx, subject)):
+        return False
+    scope = ctx.enclosing_function(operand) or ctx.module
+    for call in ctx.descendants(scope, m.Call(func=m.Name(subject.value))):
+        for ancestor in ctx.ancestors(call):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, cst.Try) and any(_answers_any_error(ctx, h) for h in ancestor.handlers):
+                return True
+    return False
+
+
+def _answers_any_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:
+    """``except Exception as e: result = f"failed: {e}"``: catches the TypeError of calling
+    ``None`` and does not raise it on."""
+    caught = (
+        {final_name(n) for n in ctx.descendants(handler.type, m.Name() | m.Attribute())}
+        if handler.type is not None
+        else set(_CATCH_ALL)
+    )
+    return bool(caught & _CATCH_ALL) and not ctx.descendants(handler.body, m.Raise())
+
+
 def _lookup_collection(ctx: SourceContext, expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """The collection a tool lookup (see :func:`_is_lookup`) reads."""
-    if isinstance(expr, cst.NamedExpr):
-        expr = expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
-        return expr.func.value
-    if isinstance(expr, cst.Call) and expr.args:
-        return expr.args[0].value
-    return None
+    return lookup_collection(ctx, expr)
 
 
 def _is_explicit(ctx: SourceContext, operand: cst.BaseExpression) -> bool:
@@ -241,6 +271,42 @@ def _has_explicit_check(ctx: SourceContext, function: cst.CSTNode | None) -> boo
     return ctx.cached(("skip-tool-allowlist", "explicit", id(function)), compute)
 
 
+def _filter_bypass(ctx: SourceContext, operand: cst.BaseExpression) -> cst.Name | None:
+    """``[t for t in tools if t.request in self.llm_tools_usable]``: a comprehension that keeps
+    only the tools on an allow-list (the element kept is the tool iterated). The literal that
+    keeps every tool, or None when ``operand`` is no such filter's membership test."""
+    sense, node, compif = True, operand, None
+    for parent in ctx.ancestors(operand):
+        if isinstance(parent, cst.CompIf) and parent.test is node:
+            compif = parent
+            break
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            sense = not sense
+        elif not isinstance(parent, cst.BooleanOperation):
+            return None
+        node = parent
+    if compif is None:
+        return None
+    comprehension = ctx.enclosing(compif, (cst.ListComp, cst.SetComp, cst.GeneratorExp))
+    if comprehension is None or not (
+        isinstance(comprehension.elt, cst.Name)
+        and m.matches(comprehension.for_in.target, m.Name(comprehension.elt.value))
+        and is_tool_collection(ctx, comprehension.for_in.iter)
+    ):
+        return None
+    if not (
+        isinstance(operand, cst.Comparison)
+        and len(operand.comparisons) == 1
+        and isinstance(operand.comparisons[0].operator, (cst.In, cst.NotIn))
+        and is_allow_list(ctx, operand.comparisons[0].comparator)
+        and (names_tool(operand.left) or read_off_tool(ctx, operand.left))
+    ):
+        return None
+    denied = bool(node_words(ctx, operand.comparisons[0].comparator) & _DENY_HEADS)
+    kept_when = isinstance(operand.comparisons[0].operator, cst.In) != denied
+    return force(sense, test_value=True) if kept_when else force(sense, test_value=False)
+
+
 class SkipToolAllowlist(Operator):
     name = "skip-tool-allowlist"
     description = "The check that the requested tool is on the allow-list never refuses."
@@ -253,6 +319,137 @@ class SkipToolAllowlist(Operator):
         "next request carries an error result naming the unknown tool."
     )
     examples = (
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def filter_user_tools(self, tools):\n"
+                "        return [t for t in tools if t.default_value('request') in self.llm_tools_usable]\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    def filter_user_tools(self, tools):\n"
+                "        return [t for t in tools if True]\n"
+            ),
+            note="a comprehension keeping only the tools on an allow-list (the tool is kept, its "
+            "name read off it); `tools` followed by a restricting participle names the list",
+        ),
+        Example(
+            before=(
+                "def visible(self, users):\n"
+                "    return [u for u in users if u.default_value('name') in self.allowed_users]\n"
+            ),
+            note="the same filter over users: not tools, not an allow-list of tools",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def get_function_call_class(self, msg):\n"
+                "        tool_name = msg.function_call.name\n"
+                "        if tool_name not in self.llm_tools_handled:\n"
+                "            return None\n"
+                "        return self.llm_tools_map[tool_name].model_validate(msg.function_call.arguments)\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    def get_function_call_class(self, msg):\n"
+                "        tool_name = msg.function_call.name\n"
+                "        if False:\n"
+                "            return None\n"
+                "        return self.llm_tools_map[tool_name].model_validate(msg.function_call.arguments)\n"
+            ),
+            note="against an allow-list (the tools this agent handles), leaving early is refusal enough",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def count(self, call):\n"
+                "        if call.name not in self.tools_used:\n"
+                "            return None\n"
+                "        return self.usage[call.name]\n"
+            ),
+            note="`tools_used` is a history of what ran, not an allow-list; an early return is no refusal",
+        ),
+        Example(
+            before=(
+                "async def register(self, client, tool_configuration=None):\n"
+                "    include = set(tool_configuration.get('include', [])) if tool_configuration else set()\n"
+                "    exclude = set(tool_configuration.get('exclude', [])) if tool_configuration else set()\n"
+                "    for tool in await client.get_tools():\n"
+                "        tool_name = tool.function.name\n"
+                "        if include:\n"
+                "            if tool_name not in include:\n"
+                "                continue\n"
+                "        elif exclude:\n"
+                "            if tool_name in exclude:\n"
+                "                continue\n"
+                "        self._callable_tools[tool_name] = tool\n"
+            ),
+            after=(
+                "async def register(self, client, tool_configuration=None):\n"
+                "    include = set(tool_configuration.get('include', [])) if tool_configuration else set()\n"
+                "    exclude = set(tool_configuration.get('exclude', [])) if tool_configuration else set()\n"
+                "    for tool in await client.get_tools():\n"
+                "        tool_name = tool.function.name\n"
+                "        if include:\n"
+                "            if False:\n"
+                "                continue\n"
+                "        elif exclude:\n"
+                "            if tool_name in exclude:\n"
+                "                continue\n"
+                "        self._callable_tools[tool_name] = tool\n"
+            ),
+            note="include/exclude lists read from a tool configuration (data flow); the exclude "
+            "check gives a second mutant",
+        ),
+        Example(
+            before=(
+                "class Runner:\n"
+                "    def _toolset_for(self, tool_use):\n"
+                "        toolset = self._toolsets_by_family.get(tool_use.toolset_name)\n"
+                "        if toolset is None:\n"
+                "            warnings.warn(f'Toolset {tool_use.toolset_name} not found')\n"
+                "        return toolset\n"
+                "\n"
+                "    def run_member(self, tool_use):\n"
+                "        toolset = self._toolset_for(tool_use)\n"
+                "        if toolset is None:\n"
+                "            return self._toolset_not_found_result(tool_use)\n"
+                "        return toolset.tool_result(tool_use)\n"
+            ),
+            after=(
+                "class Runner:\n"
+                "    def _toolset_for(self, tool_use):\n"
+                "        toolset = self._toolsets_by_family.get(tool_use.toolset_name)\n"
+                "        if toolset is None:\n"
+                "            warnings.warn(f'Toolset {tool_use.toolset_name} not found')\n"
+                "        return toolset\n"
+                "\n"
+                "    def run_member(self, tool_use):\n"
+                "        toolset = self._toolset_for(tool_use)\n"
+                "        if False:\n"
+                "            return self._toolset_not_found_result(tool_use)\n"
+                "        return toolset.tool_result(tool_use)\n"
+            ),
+            note="the lookup sits in a helper that returns it (call graph); a branch that only "
+            "warns refuses nothing, so the helper's own check is left alone",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    def _execute_tool(self, request):\n"
+                "        tool = self._internal_tools.get(request.tool_name)\n"
+                "        if tool is None:\n"
+                "            result = f'Tool {request.tool_name} not found'\n"
+                "        else:\n"
+                "            try:\n"
+                "                result = tool(**request.args)\n"
+                "            except Exception as e:\n"
+                "                result = f'Tool execution failed: {e}'\n"
+                "        return result\n"
+            ),
+            note="without the check None is called inside a catch-all that answers with an error: "
+            "nothing unlisted runs, only the message changes (declined)",
+        ),
         Example(
             before=(
                 "def parse_tool_call(item):\n"
@@ -480,6 +677,15 @@ class SkipToolAllowlist(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for operand in ctx.findall(m.Comparison()):
+            keep_all = _filter_bypass(ctx, operand)
+            if keep_all is not None:
+                yield Mutation(
+                    operand,
+                    keep_all,
+                    f"allow-list filter `{ctx.code(operand)}` never drops a tool: tools outside the "
+                    "list are kept and run",
+                )
         for operand in guard_operands(ctx):
             passing = _passing_value(ctx, operand)
             if passing is not None and not _is_explicit(ctx, operand):
@@ -487,13 +693,17 @@ class SkipToolAllowlist(Operator):
                 if _has_explicit_check(ctx, ctx.enclosing_function(operand)):
                     continue
             if passing is not None:
-                never_refuses = bypass(ctx, operand, strict=True)
+                # against an allow- or deny-list, leaving early (``return None``, ``continue``) is
+                # refusal enough; a registry-existence check must refuse unmistakably
+                never_refuses = bypass(ctx, operand, strict=not _is_explicit(ctx, operand))
                 looked_up = never_refuses is None and _none_unless_allowed(ctx, operand) is not None
                 never_refuses = never_refuses or _none_unless_allowed(ctx, operand)
                 if never_refuses is None or never_refuses.value != str(passing):
                     continue
                 if _indexed_after(ctx, operand):
                     continue  # the name is then looked up with ``tools[name]``: a KeyError, no tool runs
+                if _none_call_caught(ctx, operand):
+                    continue  # ``None(**args)`` raises inside a catch-all that answers with an error
                 description = f"allow-list check `{ctx.code(operand)}` never refuses"
                 if looked_up:
                     description += ": a registered tool outside the allowed ones is looked up and runs"

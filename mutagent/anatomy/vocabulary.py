@@ -883,12 +883,13 @@ PAYLOAD_KEYS = ("observation", "observations", "text", "response", "return_value
 RESULT_NOUNS = frozenset(
     "result results output outputs return observation response reply message outcome step".split()
 )
-TOOL_NAME_WORDS = frozenset("name tool function fn func toolname called requested".split())
+TOOL_NAME_WORDS = frozenset("name tool toolset function fn func toolname called requested".split())
 #: The head noun (last word) of a collection of tools: ``ALLOWED_TOOLS``, ``self._handlers``,
 #: ``TOOL_REGISTRY``, ``available_functions``, ``allowlist``; deny-lists too (``BLOCKED_TOOLS``).
 COLLECTION_HEADS = frozenset(
     (
-        "tools registry handlers functions allowlist whitelist toolbox toolset toolkit catalog catalogue "
+        "tools registry handlers functions allowlist whitelist toolbox toolset toolsets toolkit toolkits "
+        "catalog catalogue "
         "allowed permitted enabled available registered denylist blacklist blocklist disabled blocked "
         "forbidden allow permit allowlisted whitelisted"
     ).split()

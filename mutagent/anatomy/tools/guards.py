@@ -18,7 +18,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.agent_code import in_test
-from mutagent.anatomy.syntax import is_constant, walk
+from mutagent.anatomy.syntax import final_name, is_constant, walk
 from mutagent.anatomy.tools.invocation import invokes_tool
 from mutagent.anatomy.vocabulary import (
     ERROR_FLAGS as _ERROR_FLAGS,
@@ -37,6 +37,7 @@ from mutagent.anatomy.vocabulary import (
 )
 from mutagent.anatomy.vocabulary import (  # the stream/tool vocabulary lives there
     node_words,
+    ordered_words,
 )
 from mutagent.anatomy.vocabulary import (
     tool_words as words,
@@ -119,6 +120,19 @@ def _flags_an_error(nodes: Iterable[cst.CSTNode]) -> bool:
     return False
 
 
+#: Calls that only report (a warning, a log line, a print): a branch made of these refuses nothing.
+_REPORTERS = frozenset("warn warning info debug log print exception error critical tool_warning".split())
+
+
+def _only_reports(statement: cst.CSTNode) -> bool:
+    """``warnings.warn(...)``/``logger.error(...)`` as a statement of its own."""
+    return (
+        isinstance(statement, cst.Expr)
+        and isinstance(statement.value, cst.Call)
+        and final_name(statement.value) in _REPORTERS
+    )
+
+
 def _unconditional(node: cst.CSTNode) -> bool:
     """Not a nested ``if`` or ``assert`` (see ``refusal_level``)."""
     return not isinstance(node, (cst.If, cst.Assert))
@@ -145,11 +159,15 @@ def refusal_level(
     # states a precondition of the work (``assert callback is not None, "a callback is
     # required"``), its failure is a crash, not an answer
     outright = [n for node in nodes for n in walk(node, into=_unconditional)]
+    if top and all(_only_reports(n) for n in top):
+        return 0  # ``warnings.warn("Toolset ... not found")`` and nothing else: the caller decides
     text = _spoken(outright)
     if (
         any(isinstance(n, cst.Raise) for n in outright)
         or words(text) & _REFUSAL_WORDS
         or _NEGATED.search(text)
+        # ``return self._toolset_not_found_result(tool_use)``: a helper named for the refusal
+        or _NEGATED.search(" ".join(ordered_words(text)))
         or _flags_an_error(outright)
     ):
         return 2
