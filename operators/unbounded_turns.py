@@ -19,6 +19,7 @@ import libcst as cst
 
 from mutagent.anatomy.turns.bound import TURN_BOUND
 from mutagent.anatomy.turns.counter import TURN_COUNTER
+from mutagent.anatomy.turns.loops import sibling_bound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -261,16 +262,21 @@ class UnboundedTurns(Operator):
         for site in TURN_BOUND.sites(ctx):
             bound = site.detail
             never = f": {bound.raises} is never raised" if bound.raises else ""
-            if bound.kind == "range":
-                yield Mutation(
-                    bound.node,
-                    _endless(ctx, bound.node),  # type: ignore[arg-type]
-                    f"turn loop never runs out of turns{never}",
+            other = sibling_bound(ctx, bound)
+            same = None
+            if other is not None:
+                same = (
+                    f"{ctx.code(other.node).strip()} bounds the same counter {bound.counter} and still "
+                    "ends the loop"
                 )
+            if bound.kind == "range":
+                endless = _endless(ctx, bound.node)  # type: ignore[arg-type]
+                yield Mutation(bound.node, endless, f"turn loop never runs out of turns{never}", same)
             elif bound.sense == "stop":
-                yield Mutation(bound.node, cst.Name("False"), f"turn limit check never fires{never}")
+                yield Mutation(bound.node, cst.Name("False"), f"turn limit check never fires{never}", same)
             else:
-                yield Mutation(bound.node, cst.Name("True"), f"turn limit always allows another turn{never}")
+                description = f"turn limit always allows another turn{never}"
+                yield Mutation(bound.node, cst.Name("True"), description, same)
         for site in TURN_COUNTER.sites(ctx):
             counter = site.detail
             limit = counter.bound.limit

@@ -515,6 +515,36 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
     return found
 
 
+def sibling_bound(ctx: SourceContext, bound: TurnBound) -> TurnBound | None:
+    """Another bound of the same turn loop on the same counter (``range(max_tool_iterations)``
+    and ``if loop_iteration == max_tool_iterations - 1: break``; ``while remaining > 0`` and
+    ``if remaining == 0: break``), checked on every pass: either one alone still ends the loop,
+    so removing only one leaves the loop bounded."""
+    for turn_loop in turn_loops(ctx):
+        if any(b.node is bound.node for b in turn_loop.bounds):
+            for other in turn_loop.bounds:
+                if other.node is bound.node or other.counter != bound.counter:
+                    continue
+                if _every_pass(ctx, turn_loop.loop, other.node):
+                    return other
+    return None
+
+
+def _every_pass(ctx: SourceContext, loop: cst.For | cst.While, node: cst.CSTNode) -> bool:
+    """``node`` is checked on every pass: in the loop's header, or in the test of an ``if`` that
+    is a statement of the loop's own body (not one reached only on some path, under another
+    ``if`` or in an ``except``)."""
+    header = loop.iter if isinstance(loop, cst.For) else loop.test
+    if node is header or any(a is header for a in ctx.ancestors(node)):
+        return True
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            return ctx.parent(ancestor) is loop.body and any(
+                leaf is node for leaf, _ in test_leaves(ctx, ancestor.test)
+            )
+    return False
+
+
 def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
     """Turn bounds whose loop is not in sight (it runs in another file, or through a framework):
     an ``if`` comparing a turn (or model-request) counter with its limit whose body raises a
@@ -630,6 +660,7 @@ __all__ = [
     "loose_turn_bounds",
     "raised_class",
     "reached_defs",
+    "sibling_bound",
     "stateful_turn_bounds",
     "test_leaves",
     "turn_comparison",
