@@ -155,6 +155,65 @@ class TurnLimitOffByOne(Operator):
         ),
         Example(
             before=(
+                "def generate(client, contents, config):\n"
+                "    remaining_calls = get_max_remote_calls(config)\n"
+                "    while remaining_calls > 0:\n"
+                "        response = client.chat.completions.create(model='m', messages=contents)\n"
+                "        remaining_calls -= 1\n"
+                "        if remaining_calls == 0:\n"
+                "            break\n"
+            ),
+            after=(
+                "def generate(client, contents, config):\n"
+                "    remaining_calls = get_max_remote_calls(config)\n"
+                "    while remaining_calls > 0:\n"
+                "        response = client.chat.completions.create(model='m', messages=contents)\n"
+                "        remaining_calls -= 1\n"
+                "        if remaining_calls == 1:\n"
+                "            break\n"
+            ),
+            note="a countdown of model calls: reached one pass sooner, the loop stops one turn early",
+        ),
+        Example(
+            before=(
+                "class Coder:\n"
+                "    def run_one(self, message):\n"
+                "        while message:\n"
+                "            reply = self.client.chat.completions.create(model='m', messages=[message])\n"
+                "            message = self.reflect(reply)\n"
+                "            if self.num_reflections >= self.max_reflections:\n"
+                "                return\n"
+                "            self.num_reflections += 1\n"
+            ),
+            after=(
+                "class Coder:\n"
+                "    def run_one(self, message):\n"
+                "        while message:\n"
+                "            reply = self.client.chat.completions.create(model='m', messages=[message])\n"
+                "            message = self.reflect(reply)\n"
+                "            if self.num_reflections > self.max_reflections:\n"
+                "                return\n"
+                "            self.num_reflections += 1\n"
+            ),
+            note="a counter stepped on every pass of a model loop against a limit-named value",
+        ),
+        Example(
+            before=(
+                "class Coder:\n"
+                "    def run_one(self, message):\n"
+                "        while message:\n"
+                "            try:\n"
+                "                reply = self.client.chat.completions.create(model='m', messages=[message])\n"
+                "            except ValueError:\n"
+                "                self.num_errors += 1\n"
+                "                if self.num_errors >= self.max_errors:\n"
+                "                    return\n"
+                "            message = self.reflect(reply)\n"
+            ),
+            note="a failure counter stepped only in an except is no turn count",
+        ),
+        Example(
+            before=(
                 "import anthropic\n\n"
                 "def create(client, policy, **kw):\n"
                 "    attempt = 0\n"
@@ -252,8 +311,9 @@ class TurnLimitOffByOne(Operator):
                 isinstance(operator, (cst.Equal, cst.NotEqual))
                 and ctx.code(target.comparator).strip() == bound.limit
             ):
-                # ``turn == max_turns`` (stop) or ``turn != max_turns`` (continue) reached one later.
-                extra = True
+                # ``turn == max_turns`` (stop) or ``turn != max_turns`` (continue) reached one later;
+                # a countdown (``remaining == 0``) reaches ``remaining == 1`` one pass sooner.
+                extra = not bound.countdown
                 change = "compared limit + 1"
                 new_target = target.with_changes(comparator=plus_one(target.comparator))
             else:

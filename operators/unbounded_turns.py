@@ -19,6 +19,7 @@ import libcst as cst
 
 from mutagent.anatomy.turns.bound import TURN_BOUND
 from mutagent.anatomy.turns.counter import TURN_COUNTER
+from mutagent.anatomy.turns.loops import sibling_bound
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -136,6 +137,76 @@ class UnboundedTurns(Operator):
         ),
         Example(
             before=(
+                "class GroupChatManager:\n"
+                "    async def apply_termination(self, delta):\n"
+                "        self._current_turn += 1\n"
+                "        if self._current_turn >= self._max_turns:\n"
+                "            return True\n"
+                "        return False\n"
+            ),
+            after=(
+                "class GroupChatManager:\n"
+                "    async def apply_termination(self, delta):\n"
+                "        self._current_turn += 0\n"
+                "        if self._current_turn >= self._max_turns:\n"
+                "            return True\n"
+                "        return False\n"
+            ),
+            note="the turn counter of a re-entered step no longer advances",
+        ),
+        Example(
+            before=(
+                "class Agent:\n"
+                "    async def parse_output(self, ctx, ev):\n"
+                "        max_iterations = await ctx.store.get('max_iterations')\n"
+                "        num_iterations = await ctx.store.get('num_iterations', default=0)\n"
+                "        num_iterations += 1\n"
+                "        await ctx.store.set('num_iterations', num_iterations)\n"
+                "        if num_iterations >= max_iterations:\n"
+                "            raise WorkflowRuntimeError('Max iterations reached')\n"
+            ),
+            after=(
+                "class Agent:\n"
+                "    async def parse_output(self, ctx, ev):\n"
+                "        max_iterations = await ctx.store.get('max_iterations')\n"
+                "        num_iterations = await ctx.store.get('num_iterations', default=0)\n"
+                "        num_iterations += 1\n"
+                "        pass\n"
+                "        if num_iterations >= max_iterations:\n"
+                "            raise WorkflowRuntimeError('Max iterations reached')\n"
+            ),
+            note="the count is no longer written back to the context store: every re-entry reads the old one",
+        ),
+        Example(
+            before=(
+                "def generate(client, contents, config):\n"
+                "    remaining_calls = get_max_remote_calls(config)\n"
+                "    while remaining_calls > 0:\n"
+                "        response = client.chat.completions.create(model='m', messages=contents)\n"
+                "        remaining_calls -= 1\n"
+            ),
+            after=(
+                "def generate(client, contents, config):\n"
+                "    remaining_calls = get_max_remote_calls(config)\n"
+                "    while remaining_calls > 0:\n"
+                "        response = client.chat.completions.create(model='m', messages=contents)\n"
+                "        remaining_calls -= 0\n"
+            ),
+            note="a countdown of model calls that no longer counts down",
+        ),
+        Example(
+            before=(
+                "async def run(client, messages, run_ctx):\n"
+                "    while True:\n"
+                "        reply = await client.chat.completions.create(model='m', messages=messages)\n"
+                "        run_ctx.request_count += 1\n"
+                "        if not reply.choices[0].message.tool_calls:\n"
+                "            return reply\n"
+            ),
+            note="a request count kept for usage reports bounds nothing",
+        ),
+        Example(
+            before=(
                 "import time\n\n"
                 "def call(client, max_retries=3, **kw):\n"
                 "    for attempt in range(max_retries):\n"
@@ -191,27 +262,35 @@ class UnboundedTurns(Operator):
         for site in TURN_BOUND.sites(ctx):
             bound = site.detail
             never = f": {bound.raises} is never raised" if bound.raises else ""
-            if bound.kind == "range":
-                yield Mutation(
-                    bound.node,
-                    _endless(ctx, bound.node),  # type: ignore[arg-type]
-                    f"turn loop never runs out of turns{never}",
+            other = sibling_bound(ctx, bound)
+            same = None
+            if other is not None:
+                same = (
+                    f"{ctx.code(other.node).strip()} bounds the same counter {bound.counter} and still "
+                    "ends the loop"
                 )
+            if bound.kind == "range":
+                endless = _endless(ctx, bound.node)  # type: ignore[arg-type]
+                yield Mutation(bound.node, endless, f"turn loop never runs out of turns{never}", same)
             elif bound.sense == "stop":
-                yield Mutation(bound.node, cst.Name("False"), f"turn limit check never fires{never}")
+                yield Mutation(bound.node, cst.Name("False"), f"turn limit check never fires{never}", same)
             else:
-                yield Mutation(bound.node, cst.Name("True"), f"turn limit always allows another turn{never}")
+                description = f"turn limit always allows another turn{never}"
+                yield Mutation(bound.node, cst.Name("True"), description, same)
         for site in TURN_COUNTER.sites(ctx):
             counter = site.detail
             limit = counter.bound.limit
             if site.kind == "step":
                 frozen = site.node.with_changes(value=cst.Integer("0"))  # type: ignore[attr-defined]
-                yield Mutation(
-                    site.node,
-                    frozen,
-                    f"turn counter {counter.counter} no longer advances here: turns taken this way "
-                    f"never count toward {limit}",
+                effect = (
+                    "turns taken this way never use it up"
+                    if counter.bound.countdown
+                    else f"turns taken this way never count toward {limit}"
                 )
+                what = "counter no longer advances"
+                if counter.bound.countdown:
+                    what = "budget no longer counts down"
+                yield Mutation(site.node, frozen, f"turn {what} here ({counter.counter}): {effect}")
             else:
                 yield Mutation(
                     site.node,

@@ -308,6 +308,7 @@ TURN_WORDS = frozenset(
         "rounds",
         "iteration",
         "iterations",
+        "iters",  # max_iters, n_iters; the singular ``iter`` names iterators (iter_lines), not turns
         "hop",
         "hops",
         "cycle",
@@ -785,6 +786,10 @@ MODEL_ENDPOINT_HINTS = (
     "/api/generate",
     "bedrock-runtime",
 )
+#: LM programs: SDK objects that prompt a model each time they are called (``dspy.Predict(sig)``),
+#: by the package that defines them and their class names.
+LM_PROGRAM_PACKAGES = frozenset({"dspy"})
+LM_PROGRAM_TYPES = frozenset({"Predict", "ChainOfThought", "ReAct", "ProgramOfThought", "CodeAct", "Refine"})
 #: Calls that read a streamed body line by line or chunk by chunk.
 SSE_READS = frozenset(
     "iter_lines aiter_lines iter_bytes aiter_bytes iter_text aiter_text aiter_raw iter_any iter_chunked "

@@ -20,7 +20,6 @@ import libcst.matchers as m
 from mutagent.anatomy.agent_code import in_test
 from mutagent.anatomy.callgraph import model_call_evidence
 from mutagent.anatomy.evidence import Evidence, RoleExample, RoleRecogniser, Site, Source
-from mutagent.anatomy.model_calls import direct_model_call
 from mutagent.anatomy.retry.loops import is_retry_loop
 from mutagent.anatomy.syntax import identifiers_in, innermost_loop
 from mutagent.anatomy.turns.loops import (
@@ -34,6 +33,7 @@ from mutagent.anatomy.turns.loops import (
     stateful_turn_bounds,
     test_leaves,
     turn_loops,
+    turn_model_call,
     turn_pair,
 )
 from mutagent.anatomy.vocabulary import EXCEEDED_WORDS, REQUEST_WORDS, is_count_name, words
@@ -173,7 +173,7 @@ def _loop_verdict(ctx: SourceContext, loop: cst.For | cst.While) -> tuple[list[E
         return [], [
             Evidence(Source.STRUCTURE, f"the loop at line {line} is a retry loop (the retry family's)")
         ]
-    model = model_call_evidence(ctx, loop.body, lambda call: direct_model_call(ctx, call))
+    model = model_call_evidence(ctx, loop.body, lambda call: turn_model_call(ctx, call))
     if model is None:
         return [], [
             Evidence(
@@ -287,6 +287,120 @@ class TurnBoundRole(RoleRecogniser):
             "            raise UsageLimitExceeded('request_limit')\n",
             site="usage.requests >= self.request_limit",
             note="a model-request budget whose loop is out of sight",
+        ),
+        RoleExample(
+            "class GroupChatManager:\n"
+            "    async def apply_termination(self, delta):\n"
+            "        self._current_turn += 1\n"
+            "        if self._current_turn >= self._max_turns:\n"
+            "            await self.signal_termination('max turns')\n"
+            "            return True\n"
+            "        return False\n",
+            site="self._current_turn >= self._max_turns",
+            note="a step the engine re-enters once per turn: the counter is state on self, no loop in sight",
+        ),
+        RoleExample(
+            "class Agent:\n"
+            "    @step\n"
+            "    async def parse_output(self, ctx, ev):\n"
+            "        max_iterations = await ctx.store.get('max_iterations')\n"
+            "        num_iterations = await ctx.store.get('num_iterations', default=0)\n"
+            "        num_iterations += 1\n"
+            "        await ctx.store.set('num_iterations', num_iterations)\n"
+            "        if num_iterations >= max_iterations:\n"
+            "            raise WorkflowRuntimeError('Max iterations reached')\n",
+            site="num_iterations >= max_iterations",
+            note="a counter kept in a workflow's context store between re-entries of the step",
+        ),
+        RoleExample(
+            "class Coder:\n"
+            "    def run_one(self, message):\n"
+            "        while message:\n"
+            "            reply = self.client.chat.completions.create(model='m', messages=[message])\n"
+            "            message = self.reflect(reply)\n"
+            "            if not message:\n"
+            "                break\n"
+            "            if self.num_reflections >= self.max_reflections:\n"
+            "                return\n"
+            "            self.num_reflections += 1\n",
+            site="self.num_reflections >= self.max_reflections",
+            note="a counter stepped on every pass of a model loop, against a limit-named value",
+        ),
+        RoleExample(
+            "def generate(client, contents, config):\n"
+            "    remaining_calls = get_max_remote_calls(config)\n"
+            "    while remaining_calls > 0:\n"
+            "        response = client.chat.completions.create(model='m', messages=contents)\n"
+            "        remaining_calls -= 1\n",
+            site="remaining_calls > 0",
+            note="a countdown started from a limit and stepped down on every pass",
+        ),
+        RoleExample(
+            "import dspy\n\n"
+            "class ReAct:\n"
+            "    def __init__(self, signature):\n"
+            "        self.react = dspy.Predict(signature)\n\n"
+            "    def forward(self, max_iters=5, **inputs):\n"
+            "        for idx in range(max_iters):\n"
+            "            pred = self.react(**inputs)\n"
+            "            if pred.next_tool_name == 'finish':\n"
+            "                break\n",
+            site="range(max_iters)",
+            note="the model is reached through an LM program bound on self",
+        ),
+        RoleExample(
+            "class Coder:\n"
+            "    def run_one(self, message):\n"
+            "        while message:\n"
+            "            try:\n"
+            "                reply = self.client.chat.completions.create(model='m', messages=[message])\n"
+            "            except ValueError:\n"
+            "                self.num_errors += 1\n"
+            "                if self.num_errors >= self.max_errors:\n"
+            "                    return\n"
+            "            message = self.reflect(reply)\n",
+            note="a counter stepped only when a call fails counts failures, not turns",
+        ),
+        RoleExample(
+            "def stream(client, response, max_lines):\n"
+            "    for line in response.iter_lines():\n"
+            "        client.chat.completions.create(model='m', messages=[line])\n",
+            note="iter_lines() is an iterator, not iterations: the singular iter names no turns",
+        ),
+        RoleExample(
+            "import dspy\n\n"
+            "class Program:\n"
+            "    def __init__(self, signature):\n"
+            "        self.react = dspy.Predict(signature)\n\n"
+            "    def describe(self, max_iters=5):\n"
+            "        for idx in range(max_iters):\n"
+            "            self.log(self.react)\n",
+            note="an LM program only handed to a logger is never called: no model in the loop",
+        ),
+        RoleExample(
+            "class Files:\n"
+            "    def upload_all(self, parts, max_steps=5):\n"
+            "        for step in range(max_steps):\n"
+            "            path = 'files/upload'\n"
+            "            self._api_client.request('post', path, parts[step])\n",
+            note="a client request to a path that names no model endpoint",
+        ),
+        RoleExample(
+            "class Step:\n"
+            "    def handle(self, ctx):\n"
+            "        seen = 0\n"
+            "        seen += 1\n"
+            "        if seen >= self.max_turns:\n"
+            "            return None\n",
+            note="a local reset on every call: re-entering the step counts nothing",
+        ),
+        RoleExample(
+            "class Session:\n"
+            "    def warn(self):\n"
+            "        self.steps += 1\n"
+            "        if self.steps >= self.max_steps:\n"
+            "            self.log.warning('many steps')\n",
+            note="a turn count compared with its limit only to log: nothing ends",
         ),
         RoleExample(
             "def create(client, policy, **kw):\n"

@@ -26,7 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee, model_call_evidence, own_calls
-from mutagent.anatomy.model_calls import direct_model_call
+from mutagent.anatomy.model_calls import direct_model_call, endpoint_request, program_call
 from mutagent.anatomy.retry.loops import is_retry_loop
 from mutagent.anatomy.vocabulary import (
     EXCEEDED_WORDS,
@@ -67,6 +67,7 @@ class TurnBound:
     evidence: tuple[str, ...]
     index: int = 0  # which target of a chained comparison (``0 < limit <= calls``) is the bound
     state: str | None = None  # how the counter outlives one call (a bound re-entered, not looped)
+    countdown: bool = False  # the counter counts down to the bound (``remaining -= 1``)
 
 
 @dataclass(frozen=True)
@@ -365,15 +366,111 @@ def _turn_named(ctx: SourceContext, loop: cst.For | cst.While) -> str | None:
     return None
 
 
+def _limit_named(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` names a limit (``self.max_reflections``, ``get_max_remote_calls(config)``) and
+    nothing of what else is counted and bounded (tokens, pages, attempts)."""
+    parts = {part for name in _names(ctx, node) for part in words(name)}
+    return bool(parts & LIMIT_WORDS) and not parts & NOT_TURN_WORDS
+
+
+def _pass_steps(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.AugAssign]:
+    """Counters stepped by a constant on every pass: ``x += 1`` / ``x -= 1`` as a statement of
+    the loop's own body (not under an ``if`` or an ``except``, which count only some passes)."""
+    found = []
+    for statement in loop.body.body:  # type: ignore[union-attr]
+        if isinstance(statement, cst.SimpleStatementLine):
+            found += [small for small in statement.body if m.matches(small, _STEP)]
+    return [
+        step
+        for step in found
+        if not any(is_count_name(n) or set(words(n)) & NOT_TURN_WORDS for n in _names(ctx, step.target))
+    ]
+
+
+def _initial_limit(ctx: SourceContext, loop: cst.CSTNode, counter: str) -> str | None:
+    """The limit-named value a countdown starts from (``remaining = get_max_remote_calls(cfg)``)."""
+    function = ctx.enclosing_function(loop)
+    if function is None:
+        return None
+    for assign in ctx.descendants(function.body, m.Assign() | m.AnnAssign()):
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        if assign.value is not None and any(ctx.code(t).strip() == counter for t in targets):
+            if _limit_named(ctx, assign.value):
+                return ctx.code(assign.value).strip()
+    return None
+
+
+def _budget_bounds(ctx: SourceContext, loop: cst.For | cst.While) -> list[TurnBound]:
+    """Bounds on a counter the loop steps once per pass, whatever it is named, when the data flow
+    says it is a budget of the loop's passes (of its model calls): an up-counter compared with a
+    limit-named value (``self.num_reflections >= self.max_reflections``), or a countdown started
+    from a limit-named value and compared with 0 (``while remaining_remote_calls > 0``), in the
+    ``while`` test or in an ``if`` of the loop whose body leaves it."""
+    bounds: list[TurnBound] = []
+    tests: list[tuple[cst.CSTNode, str | None, bool]] = []  # (test, exit, holding stops the loop)
+    if isinstance(loop, cst.While):
+        tests.append((loop.test, None, False))
+    for branch in _own(ctx, loop, m.If()):
+        exit_ = block_exit(ctx, branch.body)
+        if exit_:
+            tests.append((branch.test, exit_, True))
+    for step in _pass_steps(ctx, loop):
+        counter = ctx.code(step.target).strip()
+        countdown = isinstance(step.operator, cst.SubtractAssign)
+        start = _initial_limit(ctx, loop, counter) if countdown else None
+        if countdown and start is None:
+            continue
+        for test, exit_, holding_stops in tests:
+            for leaf, negated in test_leaves(ctx, test):
+                if not isinstance(leaf, cst.Comparison) or len(leaf.comparisons) != 1:
+                    continue
+                target = leaf.comparisons[0]
+                if not isinstance(target.operator, _ORDERING + _EQUALITY):
+                    continue
+                sides = [leaf.left, target.comparator]
+                codes = [ctx.code(side).strip() for side in sides]
+                if counter not in codes:
+                    continue
+                other = sides[1 - codes.index(counter)]
+                if countdown and not (isinstance(other, cst.Integer) and int(other.value, 0) == 0):
+                    continue
+                if not countdown and (isinstance(other, cst.Integer) or not _limit_named(ctx, other)):
+                    continue
+                stop = holding_stops != negated
+                raises = raised_class(exit_) if exit_ else _raise_after(ctx, loop)
+                limit = ctx.code(other).strip()
+                what = f"counts down from {start}" if countdown else f"is compared with limit {limit}"
+                evidence = (f"{ctx.code(step).strip()} on every pass; {counter} {what}",)
+                bounds.append(
+                    TurnBound(
+                        "comparison",
+                        leaf,
+                        "stop" if stop else "continue",
+                        counter,
+                        limit,
+                        raises,
+                        evidence,
+                        countdown=countdown,
+                    )
+                )
+    return bounds
+
+
 def turn_loops(ctx: SourceContext) -> list[TurnLoop]:
     """Every turn loop of the file with its bounds, in document order (cached per file)."""
     return ctx.cached(("anatomy", "turn-loops"), lambda: _find(ctx))
 
 
+def turn_model_call(ctx: SourceContext, call: cst.Call) -> str | None:
+    """Evidence that ``call`` asks the model for a turn: an SDK or HTTP model call, a request to a
+    path the function assigned a model endpoint, or a call of an LM program (``self.react(...)``)."""
+    return direct_model_call(ctx, call) or endpoint_request(ctx, call) or program_call(ctx, call)
+
+
 def _find(ctx: SourceContext) -> list[TurnLoop]:
 
     def direct(call: cst.Call) -> str | None:
-        return direct_model_call(ctx, call)
+        return turn_model_call(ctx, call)
 
     found = []
     for loop in sorted(
@@ -381,6 +478,9 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
         key=lambda n: (ctx.position(n).start.line, ctx.position(n).start.column),
     ):
         named = _turn_named(ctx, loop)
+        budget = _budget_bounds(ctx, loop)
+        if named is None and budget:
+            named = f"counts its passes: {budget[0].evidence[0]}"
         if named is None and not _has_turn_check(ctx, loop):
             continue
         if is_retry_loop(ctx, loop):
@@ -394,6 +494,7 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
             _loop_variables(loop) if isinstance(loop, cst.For) and _is_range(ctx, loop.iter) else set()
         )
         bounds = _loop_bounds(ctx, loop, loop_vars)
+        bounds += [b for b in budget if all(b.node is not other.node for other in bounds)]
         if isinstance(loop, cst.For) and _is_range(ctx, loop.iter) and named:
             args = loop.iter.args
             limit = ctx.code(args[min(1, len(args) - 1)].value).strip() if args else ""
@@ -412,6 +513,36 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
         evidence = tuple(e for e in (named, model) if e)
         found.append(TurnLoop(loop, evidence, tuple(bounds)))
     return found
+
+
+def sibling_bound(ctx: SourceContext, bound: TurnBound) -> TurnBound | None:
+    """Another bound of the same turn loop on the same counter (``range(max_tool_iterations)``
+    and ``if loop_iteration == max_tool_iterations - 1: break``; ``while remaining > 0`` and
+    ``if remaining == 0: break``), checked on every pass: either one alone still ends the loop,
+    so removing only one leaves the loop bounded."""
+    for turn_loop in turn_loops(ctx):
+        if any(b.node is bound.node for b in turn_loop.bounds):
+            for other in turn_loop.bounds:
+                if other.node is bound.node or other.counter != bound.counter:
+                    continue
+                if _every_pass(ctx, turn_loop.loop, other.node):
+                    return other
+    return None
+
+
+def _every_pass(ctx: SourceContext, loop: cst.For | cst.While, node: cst.CSTNode) -> bool:
+    """``node`` is checked on every pass: in the loop's header, or in the test of an ``if`` that
+    is a statement of the loop's own body (not one reached only on some path, under another
+    ``if`` or in an ``except``)."""
+    header = loop.iter if isinstance(loop, cst.For) else loop.test
+    if node is header or any(a is header for a in ctx.ancestors(node)):
+        return True
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            return ctx.parent(ancestor) is loop.body and any(
+                leaf is node for leaf, _ in test_leaves(ctx, ancestor.test)
+            )
+    return False
 
 
 def loose_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
@@ -455,10 +586,17 @@ def _persisted(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNo
 
 
 def _stepped(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNode) -> cst.AugAssign | None:
-    """The ``counter += 1`` (or ``-= 1`` for a countdown) of ``function``, outside nested defs."""
+    """A ``counter += 1`` (or ``-= 1`` for a countdown) that advances ``counter`` between entries:
+    in ``function`` for a local, anywhere in the class for state on an object (a step method
+    counts, the check method reads: ``self.n_stalled_steps += 1`` in ``step()``)."""
     code = ctx.code(counter).strip()
-    for step in ctx.descendants(function.body, _STEP):
-        if ctx.code(step.target).strip() == code and ctx.enclosing_function(step) is function:
+    scope: cst.CSTNode = function
+    if isinstance(counter, cst.Attribute):
+        scope = next((a for a in ctx.ancestors(function) if isinstance(a, cst.ClassDef)), ctx.module)
+    for step in ctx.descendants(scope, _STEP):
+        if ctx.code(step.target).strip() != code:
+            continue
+        if isinstance(counter, cst.Attribute) or ctx.enclosing_function(step) is function:
             return step
     return None
 
@@ -466,8 +604,9 @@ def _stepped(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNode
 def stateful_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
     """Turn bounds of a step the engine re-enters once per turn, with no loop in the function: an
     ``if`` comparing a turn counter with a turn limit whose body ends the run (``return``,
-    ``raise``), where the same function steps the counter and the counter outlives the call
-    (``self._current_turn += 1``; a count kept in a workflow's context store). Bounds already read
+    ``raise``), where the counter outlives the call and is stepped between entries
+    (``self._current_turn += 1`` in the same method or another of its class; a local count read
+    from a workflow's context store, stepped and written back). Bounds already read
     from a turn loop, or as loose bounds, are not repeated."""
 
     def compute() -> list[TurnBound]:
@@ -491,7 +630,10 @@ def stateful_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
                 state = _persisted(ctx, function, counter) if step is not None else None
                 if state is None:
                     continue
-                evidence = (*bound.evidence, f"{ctx.code(step).strip()} in the same step; {state}")
+                where = "in the same step" if ctx.enclosing_function(step) is function else (
+                    f"in {ctx.enclosing_function(step).name.value}()"  # type: ignore[union-attr]
+                )
+                evidence = (*bound.evidence, f"{ctx.code(step).strip()} {where}; {state}")
                 found.append(TurnBound(**{**bound.__dict__, "evidence": evidence, "state": state}))
         return found
 
@@ -518,9 +660,11 @@ __all__ = [
     "loose_turn_bounds",
     "raised_class",
     "reached_defs",
+    "sibling_bound",
     "stateful_turn_bounds",
     "test_leaves",
     "turn_comparison",
     "turn_loops",
+    "turn_model_call",
     "turn_pair",
 ]
