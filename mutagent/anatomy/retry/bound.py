@@ -957,6 +957,27 @@ class RetryBoundRole(RoleRecogniser):
             note="a doubling delay only capped, never a give-up: the range is the bound, the cap is none",
         ),
         RoleExample(
+            "async def select_speaker(model_client, messages, names, max_attempts=3):\n"
+            "    num_attempts = 0\n"
+            "    while num_attempts < max_attempts:\n"
+            "        num_attempts += 1\n"
+            "        response = await model_client.create(messages=messages)\n"
+            "        if response.content in names:\n"
+            "            return response.content\n"
+            "        messages.append('Name one of: ' + ', '.join(names))\n"
+            "    return names[0]\n",
+            site="num_attempts < max_attempts",
+            note="a loop that re-asks the model after an invalid reply, judged from the reply (no except)",
+        ),
+        RoleExample(
+            "async def sample(model_client, messages, num_attempts=3):\n"
+            "    replies = []\n"
+            "    for attempt in range(num_attempts):\n"
+            "        replies.append(await model_client.create(messages=messages))\n"
+            "    return replies\n",
+            note="n replies sampled from the model: the loop never leaves early, it retries nothing",
+        ),
+        RoleExample(
             "def agent_loop(client, messages, max_turns=10):\n"
             "    for turn in range(max_turns):\n"
             "        reply = client.messages.create(messages=messages)\n"
