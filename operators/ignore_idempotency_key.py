@@ -33,7 +33,7 @@ import libcst.matchers as m
 from mutagent.anatomy.agent_code import agent_code
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.retry.loops import retry_loops
-from mutagent.anatomy.syntax import final_name, is_constant, string_value, walk
+from mutagent.anatomy.syntax import final_name, identifiers_in, is_constant, string_value, walk
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import branches, force, guard_of, guard_operands, refusal_level
 from mutagent.anatomy.tools.invocation import invokes_tool
@@ -145,13 +145,42 @@ def _derives_key(ctx: SourceContext, call: cst.Call) -> bool:
     function = ctx.enclosing_function(call)
     named = words(function.name.value) if function else frozenset()
     assign = ctx.enclosing(call, cst.Assign)
+    variable: frozenset[str] = frozenset()
     if assign is not None:
-        named |= frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
-    if named & REPEAT_WORDS:
+        variable = frozenset(w for t in assign.targets for w in node_words(ctx, t.target))
+    if (named | variable) & REPEAT_WORDS:
         return True
     scope = function or ctx.top_level_statement(call)
     hashed = any(isinstance(n, cst.Call) and final_name(n) in HASHERS for n in walk(scope))
-    return bool(named & KEY_WORDS) and hashed and in_tool_context(ctx, call)
+    if not (hashed and in_tool_context(ctx, call)):
+        return False
+    if named & KEY_WORDS:
+        return True
+    # Only a local named ``key`` in a function made for something else (``send_completion``
+    # hashing its request for bookkeeping): a key only if the function looks a repeat up by it.
+    return bool(variable & KEY_WORDS) and assign is not None and _looked_up(ctx, assign, scope)
+
+
+def _looked_up(ctx: SourceContext, assign: cst.Assign, scope: cst.CSTNode) -> bool:
+    """A name the assignment binds (or one computed from it) is tested for membership (``key in
+    seen``) or used to index or ``.get`` a store (``cache[key]``, ``results.get(key)``) in
+    ``scope``."""
+    bound = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+    for later in ctx.descendants(scope, m.Assign()):  # ``digest = sha256(key).hexdigest()``
+        if set(identifiers_in(ctx, later.value)) & bound:
+            bound |= {t.target.value for t in later.targets if isinstance(t.target, cst.Name)}
+    for comparison in ctx.descendants(scope, m.Comparison()):
+        if comparison.left is not None and set(identifiers_in(ctx, comparison.left)) & bound and any(
+            isinstance(t.operator, (cst.In, cst.NotIn)) for t in comparison.comparisons
+        ):
+            return True
+    for subscript in ctx.descendants(scope, m.Subscript()):
+        if any(set(identifiers_in(ctx, e.slice)) & bound for e in subscript.slice):
+            return True
+    for get in ctx.descendants(scope, m.Call(func=m.Attribute(attr=m.Name("get")))):
+        if get.args and set(identifiers_in(ctx, get.args[0].value)) & bound:
+            return True
+    return False
 
 
 def _keys_made_before(ctx: SourceContext, loop: cst.For | cst.While) -> list[cst.SimpleStatementLine]:
@@ -237,6 +266,46 @@ class IgnoreIdempotencyKey(Operator):
         "canonical keys, with its argument keys in another order) and assert the side effect happened once."
     )
     examples = (
+        Example(
+            before=(
+                "import hashlib\n"
+                "import json\n\n"
+                "class ToolRunner:\n"
+                "    def run_tool_call(self, call):\n"
+                "        key = json.dumps(call.arguments, sort_keys=True)\n"
+                "        digest = hashlib.sha256(key.encode()).hexdigest()\n"
+                "        if digest in self.completed:\n"
+                "            return self.completed[digest]\n"
+                "        self.completed[digest] = result = self.tools[call.name](**call.arguments)\n"
+                "        return result\n"
+            ),
+            after=(
+                "import hashlib\n"
+                "import json\n\n"
+                "class ToolRunner:\n"
+                "    def run_tool_call(self, call):\n"
+                "        key = json.dumps(call.arguments)\n"
+                "        digest = hashlib.sha256(key.encode()).hexdigest()\n"
+                "        if digest in self.completed:\n"
+                "            return self.completed[digest]\n"
+                "        self.completed[digest] = result = self.tools[call.name](**call.arguments)\n"
+                "        return result\n"
+            ),
+            note="a local key of a tool-call runner, hashed and looked up among completed calls",
+        ),
+        Example(
+            before=(
+                "import hashlib\n"
+                "import json\n\n"
+                "class Model:\n"
+                "    def send_completion(self, messages, tools):\n"
+                "        kwargs = {'messages': messages, 'tools': tools, 'tool_choice': 'auto'}\n"
+                "        key = json.dumps(kwargs, sort_keys=True).encode()\n"
+                "        digest = hashlib.sha1(key)\n"
+                "        return digest, self.client.chat.completions.create(**kwargs)\n"
+            ),
+            note="a request hashed for bookkeeping: the local 'key' is never looked up",
+        ),
         Example(
             before=(
                 "import hashlib\n"

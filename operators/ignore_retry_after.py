@@ -15,9 +15,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.retry.loops import in_retry_decision
+from mutagent.anatomy.retry.waits import getattr_server_wait, names_server_wait
 from mutagent.anatomy.vocabulary import (
-    CARRIED_SOURCE_WORDS,
-    CARRIED_WAIT_WORDS,
     HEADER_GETTERS,
     LIMIT_WORDS,
     READ_WORDS,
@@ -123,10 +122,20 @@ def _is_header_helper(call: cst.Call) -> bool:
 
 def carries_server_wait(attribute: cst.Attribute) -> bool:
     """``x.retry_after`` or ``x.wait_hint`` (not ``self.max_retry_after``, a cap)."""
-    parts = set(words(attribute.attr.value))
-    if parts & LIMIT_WORDS or parts & {"min", "default", "base", "cap"}:
-        return False
-    return {"retry", "after"} <= parts or bool(parts & CARRIED_WAIT_WORDS and parts & CARRIED_SOURCE_WORDS)
+    return names_server_wait(attribute.attr.value)
+
+
+def _carried_getattr(ctx: SourceContext, call: cst.Call) -> tuple[str, cst.CSTNode, cst.CSTNode, str] | None:
+    """``getattr(exc, "retry_after", None)`` where the retry delay or decision is made: the same
+    carried read as ``exc.retry_after`` (see :func:`_carried`), read as None."""
+    name = getattr_server_wait(call)
+    function = ctx.enclosing_function(call)
+    if name is None or function is None:
+        return None
+    if not (in_retry_decision(ctx, call) or set(words(function.name.value)) & WAITING_WORDS):
+        return None
+    label = f"server wait carried on {ctx.code(call.args[0].value).strip()}.{name}"
+    return label, call, cst.Name("None"), "read as None"
 
 
 def _carried(
@@ -239,6 +248,28 @@ class IgnoreRetryAfter(Operator):
         "default backoff, and assert the delay before the retry equals the header's value."
     )
     examples = (
+        Example(
+            before=(
+                "import time\n\n"
+                "def _delay(exc, attempt):\n"
+                "    hint = getattr(exc, 'retry_after', None)\n"
+                "    return hint if hint is not None else min(2 ** attempt, 60)\n"
+            ),
+            after=(
+                "import time\n\n"
+                "def _delay(exc, attempt):\n"
+                "    hint = None\n"
+                "    return hint if hint is not None else min(2 ** attempt, 60)\n"
+            ),
+            note="the server's wait read with getattr where the delay is computed",
+        ),
+        Example(
+            before=(
+                "def describe(exc):\n"
+                "    return {'kind': type(exc).__name__, 'after': getattr(exc, 'retry_after', None)}\n"
+            ),
+            note="the same getattr in a function that describes an error: no delay or retry decided there",
+        ),
         Example(
             before=(
                 "def retry_delay(response, attempt):\n"
@@ -489,8 +520,11 @@ class IgnoreRetryAfter(Operator):
                 header, replacement, how = found
                 sites[(id(ctx.enclosing_function(node)), header)].append((node, replacement, how))
         reading = {function for function, _ in sites}
-        for attribute in ctx.findall(m.Attribute()):
-            found = _carried(ctx, attribute)
+        carried = [*ctx.findall(m.Attribute()), *ctx.findall(m.Call(func=m.Name("getattr")))]
+        carried.sort(key=lambda node: (ctx.position(node).start.line, ctx.position(node).start.column))
+        for attribute in carried:
+            is_attribute = isinstance(attribute, cst.Attribute)
+            found = _carried(ctx, attribute) if is_attribute else _carried_getattr(ctx, attribute)
             # A function that reads the header (or a helper named for the wait) itself: that read
             # is its site; a copy of the wait carried on another object is a second source of the
             # same value, not a place where the server's wait could be lost.

@@ -79,6 +79,45 @@ class SkipBackoff(Operator):
     examples = (
         Example(
             before=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def post(session, url, body):\n"
+                "    try:\n"
+                "        response = await session.request('POST', url, json=body)\n"
+                "    except aiohttp.ClientOSError:\n"
+                "        await asyncio.sleep(2)\n"
+                "        response = await session.request('POST', url, json=body)\n"
+                "    return response\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def post(session, url, body):\n"
+                "    try:\n"
+                "        response = await session.request('POST', url, json=body)\n"
+                "    except aiohttp.ClientOSError:\n"
+                "        await asyncio.sleep(0)\n"
+                "        response = await session.request('POST', url, json=body)\n"
+                "    return response\n"
+            ),
+            note="a one-shot retry without a loop: the handler waits, then issues the failed request again",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import aiohttp\n\n"
+                "async def post(session, fallback, url, body):\n"
+                "    try:\n"
+                "        response = await session.request('POST', url, json=body)\n"
+                "    except aiohttp.ClientOSError:\n"
+                "        await asyncio.sleep(2)\n"
+                "        response = await fallback.request('POST', url, json=body)\n"
+                "    return response\n"
+            ),
+            note="the handler waits, then asks another client: a fallback, not a second attempt",
+        ),
+        Example(
+            before=(
                 "import time\n\n"
                 "def call(client, max_attempts=3):\n"
                 "    for attempt in range(max_attempts):\n"

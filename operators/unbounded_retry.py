@@ -403,6 +403,11 @@ class UnboundedRetry(Operator):
                 one = node.with_changes(value=cst.Integer("1"))
                 what = f"growing delay {ctx.code(node.target)}, which the give-up compares, never grows"
                 yield Mutation(node, one, what)
+            elif site.kind == "counter-step" and site.detail.what == "failure-count":
+                zero = node.with_changes(value=cst.Integer("0"))
+                counter = ctx.code(node.target)
+                what = f"failure counter {counter} never advances: the failure limit is never reached"
+                yield Mutation(node, zero, what)
             elif site.kind == "counter-step":
                 zero = node.with_changes(value=cst.Integer("0"))
                 yield Mutation(node, zero, f"attempt counter {ctx.code(node.target)} never advances")

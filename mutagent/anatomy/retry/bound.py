@@ -57,6 +57,7 @@ from mutagent.anatomy.vocabulary import (
     ATTEMPT_LIMIT_WORDS,
     COUNTDOWN_WORDS,
     DURATION_WORDS,
+    FAILURE_WORDS,
     TENACITY_STOPS,
     TIME_BUDGET_WORDS,
     identifier,
@@ -507,6 +508,72 @@ def _stop_strategy(ctx: SourceContext, call: cst.Call) -> tuple[cst.CSTNode, str
     return call, "stop-strategy"
 
 
+_FAILURE_COUNT_WORDS = frozenset({"failures", "errors", "fails", "failed"})
+_ZERO = m.Assign(value=m.Integer("0"))
+_FAILURE_TEST_WORDS = FAILURE_WORDS - {"ok", "success", "succeeded", "successful"}
+
+
+def _failure_counters(ctx: SourceContext) -> dict[str, list[cst.AugAssign]]:
+    """Counters of consecutive failures (``self.state.consecutive_failures``): named for failures,
+    stepped ``+= 1`` on a failure path (in an ``except``, or behind a test that names an error)
+    and reset to 0 elsewhere, so they count failures in a row, the attempts at a step that keeps
+    failing. Name -> its steps. A plain error tally never reset (``self.total_errors += 1``) counts
+    no retries."""
+
+    def compute() -> dict[str, list[cst.AugAssign]]:
+        steps: dict[str, list[cst.AugAssign]] = {}
+        for step in ctx.findall(_STEP):
+            name = identifier(step.target) or ""
+            if not isinstance(step.operator, cst.AddAssign) or not set(words(name)) & _FAILURE_COUNT_WORDS:
+                continue
+            if _on_failure_path(ctx, step):
+                steps.setdefault(name, []).append(step)
+        resets = {
+            identifier(target.target)
+            for assign in ctx.findall(_ZERO)
+            for target in assign.targets
+        }
+        return {name: found for name, found in steps.items() if name in resets}
+
+    return ctx.cached(("anatomy", "failure-counters"), compute)
+
+
+def _on_failure_path(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` runs because something failed: in an ``except``, or in an ``if`` branch whose test
+    names an error or failure (``if result.error:``), or in a function named for handling one."""
+    previous = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            return True
+        if isinstance(ancestor, cst.If) and previous is not ancestor.test:
+            if {w for n in identifiers_in(ctx, ancestor.test) for w in words(n)} & _FAILURE_TEST_WORDS:
+                return True
+        if isinstance(ancestor, cst.FunctionDef):
+            # ``_handle_step_error``: a function named for handling a failure runs on its path.
+            return bool(set(words(ancestor.name.value)) & _FAILURE_TEST_WORDS)
+        if isinstance(ancestor, cst.ClassDef):
+            return False
+        previous = ancestor
+    return False
+
+
+def _failure_limit(ctx: SourceContext, comparison: cst.Comparison) -> str | None:
+    """The consecutive-failure counter (:func:`_failure_counters`) a comparison bounds against a
+    limit (``self.state.consecutive_failures >= self.settings.max_failures``) where it decides
+    whether the loop goes on: the counter's name, or None."""
+    if len(comparison.comparisons) != 1 or type(comparison.comparisons[0].operator) not in _SYMBOL:
+        return None
+    counters = _failure_counters(ctx)
+    sides = (comparison.left, comparison.comparisons[0].comparator)
+    named = [{n for n in identifiers_in(ctx, side) if n in counters} for side in sides]
+    limits = [any(set(words(n)) & ATTEMPT_LIMIT_WORDS for n in identifiers_in(ctx, side)) for side in sides]
+    for index in (0, 1):
+        if named[index] and not named[1 - index] and limits[1 - index] and not limits[index]:
+            if innermost_loop(ctx, comparison) is not None and _decides(ctx, comparison):
+                return sorted(named[index])[0]
+    return None
+
+
 # -- the sites -------------------------------------------------------------------------------------
 
 
@@ -607,6 +674,8 @@ def _off_by_one_sites(ctx: SourceContext) -> Iterator[Site]:
     checked_loops = set()
     for comparison in ctx.findall(m.Comparison()):
         if not _counts_attempts(ctx, comparison) or not _decides(ctx, comparison):
+            if _failure_limit(ctx, comparison):
+                yield _limit_check(ctx, comparison, (Reading("limit"),))
             continue
         if in_retry_path(ctx, comparison) or _retry_counter_outside_loop(ctx, comparison):
             checked_loops.add(id(innermost_loop(ctx, comparison)))
@@ -625,7 +694,9 @@ def _off_by_one_sites(ctx: SourceContext) -> Iterator[Site]:
             yield _library_site("library-limit", bound, what, _LIBRARY_TEXT[what])
 
 
-def _step_site(ctx: SourceContext, step: cst.AugAssign, loop: cst.While | None, where: str) -> Site:
+def _step_site(
+    ctx: SourceContext, step: cst.AugAssign, loop: cst.While | None, where: str, what: str = ""
+) -> Site:
     target = " ".join(ctx.code(step.target).split())
     present = [Evidence(Source.DATA_FLOW, f"{target} is stepped here and read by {where}")]
     missing: list[Evidence] = []
@@ -633,7 +704,7 @@ def _step_site(ctx: SourceContext, step: cst.AugAssign, loop: cst.While | None, 
         present += retry_loop_evidence(ctx, loop)[0]
     else:
         missing.append(Evidence(Source.CALL_GRAPH, "the loop that repeats the call is not in sight"))
-    what = "growing-delay" if isinstance(step.operator, cst.MultiplyAssign) else ""
+    what = "growing-delay" if isinstance(step.operator, cst.MultiplyAssign) else what
     bound = RetryBound("counter-step", loop, (), what)
     return Site(ROLE, "counter-step", step, bound, tuple(present), tuple(missing))
 
@@ -651,6 +722,15 @@ def _give_up_site(ctx: SourceContext, test: cst.BaseExpression, loop: cst.While 
         present += _path_evidence(ctx, test)[0]
         missing.append(Evidence(Source.DATA_FLOW, "no counter compared there is stepped in its function"))
     return Site(ROLE, "give-up", test, RetryBound("give-up", loop), tuple(present), tuple(missing))
+
+
+def _failure_give_up_site(ctx: SourceContext, comparison: cst.Comparison, counter: str) -> Site:
+    present = [
+        Evidence(Source.STRUCTURE, f"decides: {_decision(ctx, comparison)[1]}"),
+        Evidence(Source.NAMES, f"bounds {counter} against a limit: {_short(ctx, comparison)}"),
+        Evidence(Source.DATA_FLOW, f"{counter}: stepped on failure paths, reset to 0"),
+    ]
+    return Site(ROLE, "give-up", comparison, RetryBound("give-up"), tuple(present))
 
 
 def _predicate_site(ctx: SourceContext, comparison: cst.Comparison, keeps_going: bool) -> Site:
@@ -699,6 +779,16 @@ def _unbounded_sites(ctx: SourceContext) -> Iterator[Site]:
                 yield _step_site(ctx, step, None, where)
         if not steps:
             yield _give_up_site(ctx, branch.test, None)
+    for comparison in ctx.findall(m.Comparison()):
+        counter = _failure_limit(ctx, comparison)
+        if counter is None:
+            continue
+        yield _failure_give_up_site(ctx, comparison, counter)
+        for step in _failure_counters(ctx)[counter]:
+            if id(step) not in stepped:
+                stepped.add(id(step))
+                where = f"the consecutive-failure limit at line {_line(ctx, comparison)}"
+                yield _step_site(ctx, step, None, where, "failure-count")
     for comparison, keeps_going in _predicate_bounds(ctx):
         yield _predicate_site(ctx, comparison, keeps_going)
     for call in ctx.findall(m.Call()):
@@ -955,6 +1045,54 @@ class RetryBoundRole(RoleRecogniser):
             "            time.sleep(delay)\n",
             site="max_tries",
             note="a doubling delay only capped, never a give-up: the range is the bound, the cap is none",
+        ),
+        RoleExample(
+            "async def select_speaker(model_client, messages, names, max_attempts=3):\n"
+            "    num_attempts = 0\n"
+            "    while num_attempts < max_attempts:\n"
+            "        num_attempts += 1\n"
+            "        response = await model_client.create(messages=messages)\n"
+            "        if response.content in names:\n"
+            "            return response.content\n"
+            "        messages.append('Name one of: ' + ', '.join(names))\n"
+            "    return names[0]\n",
+            site="num_attempts < max_attempts",
+            note="a loop that re-asks the model after an invalid reply, judged from the reply (no except)",
+        ),
+        RoleExample(
+            "async def sample(model_client, messages, num_attempts=3):\n"
+            "    replies = []\n"
+            "    for attempt in range(num_attempts):\n"
+            "        replies.append(await model_client.create(messages=messages))\n"
+            "    return replies\n",
+            note="n replies sampled from the model: the loop never leaves early, it retries nothing",
+        ),
+        RoleExample(
+            "class Agent:\n"
+            "    def run(self, max_steps):\n"
+            "        while self.n_steps <= max_steps:\n"
+            "            if self.consecutive_failures >= self.max_failures:\n"
+            "                break\n"
+            "            try:\n"
+            "                self.step()\n"
+            "                self.consecutive_failures = 0\n"
+            "            except ValueError:\n"
+            "                self.consecutive_failures += 1\n",
+            site="self.consecutive_failures >= self.max_failures",
+            note="a limit on failures in a row: stepped in an except, reset on success, ends the loop",
+        ),
+        RoleExample(
+            "class Agent:\n"
+            "    def run(self, max_steps, log):\n"
+            "        while self.n_steps <= max_steps:\n"
+            "            if self.consecutive_failures >= self.max_failures:\n"
+            "                log.warning('many failures')\n"
+            "            try:\n"
+            "                self.step()\n"
+            "                self.consecutive_failures = 0\n"
+            "            except ValueError:\n"
+            "                self.consecutive_failures += 1\n",
+            note="the same counter compared only to log a warning: it ends nothing",
         ),
         RoleExample(
             "def agent_loop(client, messages, max_turns=10):\n"

@@ -23,7 +23,9 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.callgraph import model_call_evidence
 from mutagent.anatomy.evidence import Evidence, Source
+from mutagent.anatomy.model_calls import direct_model_call
 from mutagent.anatomy.retry.classification import is_status_comparison
 from mutagent.anatomy.retry.waits import is_sleep_like
 from mutagent.anatomy.syntax import (
@@ -96,6 +98,21 @@ def _handles_failure(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     return False
 
 
+def _reasks_model(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
+    """A loop whose header counts attempts (``while num_attempts < max_attempts``, ``for nth_try
+    in range(max_retries_on_error + 1)``), that talks to the model and leaves early (a ``return``
+    or ``break``) once a reply is good: it re-asks the model after a failed reply (no valid
+    speaker named, generated code that failed), a retry whose failure is judged from the reply
+    rather than caught. A loop that samples n replies never leaves early; an agent's turn loop
+    counts turns, not attempts."""
+    header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
+    if not any(is_count_name(name) for part in header for name in identifiers_in(ctx, part)):
+        return False
+    if not own(ctx, loop, m.Return() | m.Break()):
+        return False
+    return model_call_evidence(ctx, loop.body, lambda call: direct_model_call(ctx, call)) is not None
+
+
 def _named_like_retry(ctx: SourceContext, loop: cst.For | cst.While) -> bool:
     """The loop's header or its counter says it counts attempts."""
     header = (loop.target, loop.iter) if isinstance(loop, cst.For) else (loop.test,)
@@ -127,7 +144,7 @@ def is_retry_loop(ctx: SourceContext, loop: cst.CSTNode) -> bool:
     if id(loop) not in cache:
         cache[id(loop)] = (
             (isinstance(loop, cst.While) or _iterates_attempts(ctx, loop))
-            and _handles_failure(ctx, loop)
+            and (_handles_failure(ctx, loop) or _reasks_model(ctx, loop))
             and (
                 _named_like_retry(ctx, loop)
                 or any(is_sleep_like(ctx, c) for c in own(ctx, loop, m.Call()))
@@ -158,12 +175,16 @@ def retry_loop_evidence(
             "iterates a count, a delay schedule or a retry object, as a retry loop does",
             "iterates data (no count, delay schedule or retry object)",
         )
-    weigh(
-        _handles_failure(ctx, loop),
-        Source.STRUCTURE,
-        "handles a failure (except, status check or retry predicate)",
-        "handles no failure (no except, status check or retry predicate)",
-    )
+    if not _handles_failure(ctx, loop) and _reasks_model(ctx, loop):
+        text = "counts attempts in its header and re-asks the model until a reply is good"
+        weigh(True, Source.CALL_GRAPH, text, "")
+    else:
+        weigh(
+            _handles_failure(ctx, loop),
+            Source.STRUCTURE,
+            "handles a failure (except, status check or retry predicate)",
+            "handles no failure (no except, status check or retry predicate)",
+        )
     weigh(_named_like_retry(ctx, loop), Source.NAMES, "is named for attempts", "names no attempts")
     sleeps = any(is_sleep_like(ctx, c) for c in own(ctx, loop, m.Call()))
     weigh(sleeps, Source.NAMES, "waits before going round again", "never waits before going round again")

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mutagent.anatomy.syntax import identifiers_in
+from mutagent.anatomy.syntax import identifiers_in, string_value
 from mutagent.anatomy.vocabulary import (
+    CARRIED_SOURCE_WORDS,
+    CARRIED_WAIT_WORDS,
     DURATION_WORDS,
+    LIMIT_WORDS,
     SLEEP_FUNCTIONS,
     SLEEPER_WORDS,
     WAIT_VERBS,
@@ -60,3 +63,23 @@ def is_injected_wait(ctx: SourceContext, call: cst.CSTNode) -> bool:
         return False
     first = next((a for a in call.args if a.keyword is None and a.star == ""), None)
     return first is not None and is_duration(ctx, first.value)
+
+
+def names_server_wait(name: str) -> bool:
+    """``retry_after`` or ``wait_hint``: a server's wait carried on an object (not
+    ``max_retry_after``, a cap, nor ``default_delay``)."""
+    parts = set(words(name))
+    if parts & LIMIT_WORDS or parts & {"min", "default", "base", "cap"}:
+        return False
+    return {"retry", "after"} <= parts or bool(parts & CARRIED_WAIT_WORDS and parts & CARRIED_SOURCE_WORDS)
+
+
+def getattr_server_wait(call: cst.CSTNode) -> str | None:
+    """``getattr(exc, "retry_after", None)``: the same read as ``exc.retry_after``, spelled for an
+    object that may lack it. The attribute's name when it carries a server wait."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr"):
+        return None
+    if len(call.args) < 2 or any(a.keyword or a.star for a in call.args):
+        return None
+    name = string_value(call.args[1].value)
+    return name if name and names_server_wait(name) else None
