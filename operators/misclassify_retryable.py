@@ -21,10 +21,11 @@ from mutagent.anatomy.retry.classification import (
     is_status_comparison,
     runs_as_attempt,
     status_string,
+    verdict_fields,
 )
-from mutagent.anatomy.retry.disconnects import caught_by_a_base
+from mutagent.anatomy.retry.disconnects import caught_by_a_base, only_for_type_checkers
 from mutagent.anatomy.retry.loops import in_retry_decision, is_retry_loop, retry_library
-from mutagent.anatomy.syntax import caught_classes, condition_leaves, innermost_loop
+from mutagent.anatomy.syntax import caught_classes, condition_leaves, innermost_loop, negated
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
@@ -541,6 +542,20 @@ def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
                 outer is not None and (is_retry_name(outer.name.value) or runs_as_attempt(ctx, outer))
             ):
                 return True
+            if _in_gate_test(ctx, call):
+                return True
+    return False
+
+
+def _in_gate_test(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` is part of the test of a :func:`verdict_gate`."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            return child is ancestor.test and verdict_gate(ctx, ancestor)
+        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.Lambda)):
+            return False
+        child = ancestor
     return False
 
 
@@ -762,44 +777,69 @@ def _classifier_calls(ctx: SourceContext) -> Iterator[Mutation]:
         )
 
 
+def _gives_up(ctx: SourceContext, raise_: cst.Raise, other: str | None) -> bool:
+    """A raise that ends the attempts: a fatal class, or the error as it is (``raise``, ``raise
+    mapped_exception``) when the other way out raises the retryable class."""
+    verdict = exception_verdict(ctx, raise_.exc) if raise_.exc is not None else None
+    if verdict == "fatal":
+        return True
+    plain = raise_.exc is None or isinstance(raise_.exc, (cst.Name, cst.Attribute)) and verdict is None
+    return plain and other == "retryable"
+
+
+def verdict_gate(ctx: SourceContext, branch: cst.CSTNode) -> bool:
+    """``if <test>: raise mapped_exception`` followed by ``raise MidStreamFallbackError(...)`` (or
+    ``if <test>: raise`` followed by ``raise PermanentError(...)``): the test alone chooses between
+    giving up and another attempt. Its predicates classify the error."""
+    if not isinstance(branch, cst.If) or branch.orelse is not None:
+        return False
+    block = ctx.parent(branch)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    statements = list(block.body)
+    position = next((i for i, s in enumerate(statements) if s is branch), None)
+    if position is None or position + 1 >= len(statements):
+        return False
+    inside, after = branch.body.body[-1] if branch.body.body else None, statements[position + 1]
+
+    def only_raise(statement: cst.CSTNode | None) -> cst.Raise | None:
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Raise):
+            return statement.body[-1]
+        return None
+
+    first, second = only_raise(inside), only_raise(after)
+    if first is None or second is None:
+        return False
+    kinds = [exception_verdict(ctx, r.exc) if r.exc is not None else None for r in (first, second)]
+    if kinds[1] == "retryable":
+        return _gives_up(ctx, first, "retryable")
+    if kinds[0] == "retryable":
+        return _gives_up(ctx, second, "retryable")
+    return kinds[1] == "fatal" and first.exc is None  # ``raise`` goes back to the loop as it is
+
+
 def _reraise_gates(ctx: SourceContext) -> Iterator[Mutation]:
     """``except Exception as exc: if _is_transport_error(exc) and retry_connection_errors: raise``
-    followed by ``raise PermanentError(exc)``: the predicate is the classifier. The errors it
-    accepts go back to the retry loop as they are; every other error leaves as the fatal class.
-    The mutant makes the predicate answer no, so those errors are raised as the fatal class too.
-    Without the fatal raise after it (``if is_closed(exc): raise`` then ``log(exc)``) the ``if``
-    decides no retry."""
-    for handler in ctx.findall(m.ExceptHandler()):
-        body = list(handler.body.body)
-        for position, statement in enumerate(body[:-1]):
-            if not isinstance(statement, cst.If) or statement.orelse is not None:
+    followed by ``raise PermanentError(exc)``, or ``if not _is_transport_timeout(e) and ...:
+    raise mapped`` followed by ``raise MidStreamFallbackError(...)``: the ``if`` is a
+    :func:`verdict_gate` and its predicates classify the error. The mutant makes one predicate
+    answer no: the errors it picks out take the other way (given up, or retried). An ``if`` with
+    no classified raise after it (``if is_closed(exc): raise`` then ``log(exc)``) decides no
+    retry."""
+    for branch in ctx.findall(m.If()):
+        if not verdict_gate(ctx, branch):
+            continue
+        first = branch.body.body[-1].body[-1]
+        body_retries = exception_verdict(ctx, first.exc) == "retryable" if first.exc is not None else True
+        for leaf in condition_leaves(branch.test):
+            inner = negated(leaf)
+            call = inner if inner is not None else leaf
+            if not _is_predicate_call(call):
                 continue
-            inner = list(statement.body.body)
-            if not (
-                len(inner) == 1
-                and isinstance(inner[0], cst.SimpleStatementLine)
-                and len(inner[0].body) == 1
-                and isinstance(inner[0].body[0], cst.Raise)
-                and inner[0].body[0].exc is None
-            ):
-                continue
-            after = body[position + 1]
-            fatal = (
-                [r for r in _raises_in(ctx, after, ()) if exception_verdict(ctx, r.exc) == "fatal"]
-                if isinstance(after, cst.SimpleStatementLine)
-                else []
-            )
-            if not fatal:
-                continue
-            raised = identifier(fatal[0].exc)
-            for leaf in condition_leaves(statement.test):
-                if _is_predicate_call(leaf):
-                    yield Mutation(
-                        leaf,
-                        _FALSE,
-                        f"{_label(ctx, leaf)} never holds: those errors are raised as {raised}, "
-                        "no longer retried",
-                    )
+            # the predicate's "yes" sends its errors into the body (or, negated, past it)
+            yes_retries = body_retries if inner is None else not body_retries
+            effect = "no longer retried" if yes_retries else "now retried"
+            yield Mutation(call, _FALSE, f"{_label(ctx, call)} never holds: those errors are {effect}")
 
 
 def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -875,6 +915,53 @@ def _verdict_flags(ctx: SourceContext) -> Iterator[Mutation]:
         if set(words(name)) & VERDICT_WORDS:
             flipped = _FALSE if value.value == "True" else _TRUE
             yield Mutation(value, flipped, f"{name} flipped to {flipped.value}")
+
+
+def _verdict_rows(ctx: SourceContext) -> Iterator[Mutation]:
+    """``ExInfo("RateLimitError", True, ...)`` where ``ExInfo`` is a record of this file whose
+    ``retry: bool`` field is the verdict (see :func:`verdict_fields`): the row's literal verdict
+    is flipped, so that one error moves across the line."""
+    records = verdict_fields(ctx)
+    if not records:
+        return
+    for call in ctx.findall(m.Call(func=m.Name())):
+        record = records.get(call.func.value)
+        if record is None:
+            continue
+        index, field = record
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        chosen = next((a for a in call.args if a.keyword is not None and a.keyword.value == field), None)
+        if chosen is None and index < len(positional):
+            chosen = positional[index]
+        if chosen is None or not m.matches(chosen.value, _BOOL):
+            continue
+        first = positional[0].value if positional and positional[0] is not chosen else None
+        what = _label(ctx, first) if first is not None else _label(ctx, call.func)
+        fatal_field = is_fatal_name(field)
+        retried_now = (chosen.value.value == "True") == fatal_field
+        flipped = _FALSE if chosen.value.value == "True" else _TRUE
+        effect = "now retried" if retried_now else "no longer retried"
+        yield Mutation(chosen.value, flipped, f"{what}: {field} flipped to {flipped.value}, {effect}")
+        yield from _special_case(ctx, call, f"{field}={chosen.value.value}")
+
+
+def _special_case(ctx: SourceContext, row: cst.Call, verdict: str) -> Iterator[Mutation]:
+    """``if "boto3" in str(ex): return ExInfo("APIConnectionError", False, ...)``: a special case
+    that overrides the table's verdict for one kind of error. The mutant never takes it, so that
+    error gets the table's verdict instead (the opposite one, for a special case worth writing)."""
+    statement = ctx.parent(ctx.parent(row))
+    if not isinstance(ctx.parent(row), cst.Return) or not isinstance(statement, cst.SimpleStatementLine):
+        return
+    block = ctx.parent(statement)
+    branch = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(branch, cst.If) or branch.orelse is not None or branch.body.body[0] is not statement:
+        return
+    yield Mutation(
+        branch.test,
+        _FALSE,
+        f"{_label(ctx, branch.test)} never holds: that error no longer gets its special verdict "
+        f"({verdict}), the table's applies",
+    )
 
 
 class MisclassifyRetryable(Operator):
@@ -1574,10 +1661,87 @@ class MisclassifyRetryable(Operator):
             ),
             note="a handler that waits and then calls something else (a fallback) retries nothing",
         ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ExInfo:\n"
+                "    name: str\n"
+                "    retry: bool\n"
+                "    description: str\n\n"
+                "EXCEPTIONS = [\n"
+                "    ExInfo('RateLimitError', True, 'slow down'),\n"
+                "    ExInfo('AuthenticationError', False, 'check your key'),\n"
+                "]\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ExInfo:\n"
+                "    name: str\n"
+                "    retry: bool\n"
+                "    description: str\n\n"
+                "EXCEPTIONS = [\n"
+                "    ExInfo('RateLimitError', False, 'slow down'),\n"
+                "    ExInfo('AuthenticationError', False, 'check your key'),\n"
+                "]\n"
+            ),
+            note="an error table whose rows carry their retry verdict in a bool field",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class Feature:\n"
+                "    name: str\n"
+                "    enabled: bool\n\n"
+                "@dataclass\n"
+                "class Client:\n"
+                "    retry: RetryPolicy\n"
+                "    max_retries: int\n\n"
+                "FEATURES = [Feature('streaming', True)]\n"
+                "CLIENT = Client(RetryPolicy(), 3)\n"
+                "if 'beta' in flags:\n"
+                "    FEATURES = [Feature('beta', False)]\n"
+            ),
+            note="a bool field that is no retry verdict, and a retry field that is no bool",
+        ),
+        Example(
+            before=(
+                "def _is_transport_timeout(error):\n"
+                "    return isinstance(error, httpx.TimeoutException)\n\n"
+                "def handle_stream_error(e):\n"
+                "    mapped = map_exception(e)\n"
+                "    if not _is_transport_timeout(e) and 400 <= mapped.status_code < 500:\n"
+                "        raise mapped\n"
+                "    raise MidStreamFallbackError(original_exception=mapped)\n"
+            ),
+            after=(
+                "def _is_transport_timeout(error):\n"
+                "    return isinstance(error, httpx.TimeoutException)\n\n"
+                "def handle_stream_error(e):\n"
+                "    mapped = map_exception(e)\n"
+                "    if not False and 400 <= mapped.status_code < 500:\n"
+                "        raise mapped\n"
+                "    raise MidStreamFallbackError(original_exception=mapped)\n"
+            ),
+            note="a gate between raising the error as is and the fallback the router retries",
+        ),
+        Example(
+            before=(
+                "def handle_stream_error(e):\n"
+                "    if is_cancelled(e):\n"
+                "        raise e\n"
+                "    raise StreamReadError(str(e)) from e\n"
+            ),
+            note="a gate between two raises neither of which says retry or give up",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for collection in ctx.findall(_COLLECTION):
+            if only_for_type_checkers(ctx, collection):
+                continue  # ``if TYPE_CHECKING:`` never runs: a mutant there changes nothing
             owner = _owner_names(ctx, collection)
             if owner and _classifies(collection):
                 kind = _kind_of_owner(*owner)
@@ -1619,3 +1783,4 @@ class MisclassifyRetryable(Operator):
         for call in ctx.findall(m.Call()):
             yield from _library_single_class(ctx, call)
         yield from _verdict_flags(ctx)
+        yield from _verdict_rows(ctx)
