@@ -79,6 +79,8 @@ def error_kind(ctx: SourceContext, node: cst.CSTNode) -> str | None:
         parts = set(words(name))
         if parts & RETRYABLE_ERROR_WORDS or {"rate", "limit"} <= parts:
             return "retryable"
+        if "timeout" in parts and parts & {"error", "exception"}:
+            return "retryable"  # ``ModelTimeoutError``: worth another attempt, as ``TimeoutError``
     return None
 
 
