@@ -16,7 +16,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.callgraph import callee
 from mutagent.anatomy.hierarchy import subclass_kept
-from mutagent.anatomy.retry.disconnects import caught_by_a_base
+from mutagent.anatomy.retry.disconnects import caught_by_a_base, module_tuples, transport_class
 from mutagent.anatomy.streams.clients import transport_error_name
 from mutagent.anatomy.streams.context import guards_something_else, model_context, reads_stream
 from mutagent.anatomy.syntax import caught_classes
@@ -309,9 +309,51 @@ class DropDisconnectHandling(Operator):
             ),
             note="the parameter is rebound before the handler: its default is not what is caught",
         ),
+        Example(
+            before=(
+                "import tenacity\n"
+                "\n"
+                "try:\n"
+                "    import aiohttp\n"
+                "    TRANSIENT = (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)\n"
+                "except ImportError:\n"
+                "    TRANSIENT = ()\n"
+                "\n"
+                "def retry_args():\n"
+                "    return {'retry': tenacity.retry_if_exception(lambda e: isinstance(e, TRANSIENT))}\n"
+            ),
+            after=(
+                "import tenacity\n"
+                "\n"
+                "try:\n"
+                "    import aiohttp\n"
+                "    TRANSIENT = (aiohttp.ClientPayloadError,)\n"
+                "except ImportError:\n"
+                "    TRANSIENT = ()\n"
+                "\n"
+                "def retry_args():\n"
+                "    return {'retry': tenacity.retry_if_exception(lambda e: isinstance(e, TRANSIENT))}\n"
+            ),
+            note="a module tuple (bound under an optional import) tested by a tenacity retry predicate",
+        ),
+        Example(
+            before=(
+                "import httpx\n"
+                "from typing import TYPE_CHECKING\n"
+                "\n"
+                "if TYPE_CHECKING:\n"
+                "    TRANSIENT = (httpx.ConnectError, httpx.ReadTimeout)\n"
+                "NETWORK = (httpx.ConnectError, httpx.ReadTimeout)\n"
+                "\n"
+                "def label(e):\n"
+                "    return 'network' if isinstance(e, NETWORK) else 'other'\n"
+            ),
+            note="a tuple only type checkers read, and one tested only to label an error",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        yield from _tested_by_retry_predicate(ctx)
         for handler in ctx.findall(m.ExceptHandler()) + ctx.findall(m.ExceptStarHandler()):
             if handler.type is None or _only_reraises(ctx, handler):
                 continue
@@ -320,7 +362,12 @@ class DropDisconnectHandling(Operator):
             if isinstance(caught, cst.Tuple):
                 yield from _tuple_mutations(ctx, caught, guarded)
             elif (name := _transport_error(ctx, caught, guarded)) is not None:
-                yield Mutation(caught, NOTHING, f"except no longer catches {name}")
+                yield Mutation(
+                    caught,
+                    NOTHING,
+                    f"except no longer catches {name}",
+                    equivalent=_same_as_catch_all(ctx, handler),
+                )
             elif isinstance(caught, cst.Name):
                 for value in _module_tuples_named(ctx, caught.value):
                     yield from _tuple_mutations(ctx, value, None)
@@ -379,7 +426,7 @@ def _transport_error(
     ``BrokenPipeError`` counts only in code that talks to a model or reads a stream, and not
     when the guarded code visibly waits on something else (a tool under ``anyio.fail_after``,
     a subprocess's pipe)."""
-    name = transport_error_name(ctx, expr)
+    name = transport_class(ctx, expr)
     if name in AMBIGUOUS:
         if guarded is not None and guards_something_else(ctx, guarded):
             return None
@@ -389,8 +436,10 @@ def _transport_error(
 
 
 def _tuple_mutations(
-    ctx: SourceContext, caught: cst.Tuple, guarded: cst.BaseSuite | None
+    ctx: SourceContext, caught: cst.Tuple, guarded: cst.BaseSuite | None, read_by: str | None = None
 ) -> Iterator[Mutation]:
+    """One mutant per transport error of ``caught``; ``read_by`` names the retry predicate when
+    the tuple is tested by ``isinstance`` rather than caught by an ``except``."""
     for element in caught.elements:
         name = _transport_error(ctx, element.value, guarded)
         if name is None:
@@ -400,10 +449,15 @@ def _tuple_mutations(
         equivalent = subclass_kept(ctx, element.value, [e.value for e in caught.elements])
         if equivalent is None and caught_by_a_base(ctx, element.value, [e.value for e in caught.elements]):
             equivalent = f"{ctx.code(element.value).strip()} derives from another class the tuple still names"
+        description = (
+            f"except no longer catches {name}"
+            if read_by is None
+            else f"{read_by} no longer counts {name} as transient: that disconnect is not retried"
+        )
         yield Mutation(
             caught,
             without_element(caught, element) or NOTHING,
-            f"except no longer catches {name}",
+            description,
             equivalent=equivalent,
         )
 
@@ -418,6 +472,53 @@ def _module_tuples_named(ctx: SourceContext, name: str) -> Iterator[cst.Tuple]:
             for small in statement.body:
                 if ctx.matches(small, pattern):
                     yield small.value
+
+
+def _same_as_catch_all(ctx: SourceContext, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
+    """``except APIConnectionError as e: raise ModelProviderError(message=str(e)) from e`` above an
+    ``except Exception as e:`` with that very body: the dropped class lands in the catch-all and
+    meets the same code, so the mutant changes nothing. A handler between them that may catch a
+    base of the class (by the family tree) would run instead: then nothing is known."""
+    siblings = list(ctx.parent(handler).handlers)  # type: ignore[union-attr]
+    caught = handler.type
+    for later in siblings[siblings.index(handler) + 1 :]:
+        broad = later.type is None or ctx.qualified_names(later.type) & {
+            "builtins.Exception",
+            "builtins.BaseException",
+        }
+        if broad:
+            same_name = (handler.name is None and later.name is None) or (
+                handler.name is not None
+                and later.name is not None
+                and ctx.code(handler.name.name) == ctx.code(later.name.name)
+            )
+            if same_name and ctx.code(handler.body).strip() == ctx.code(later.body).strip():
+                below = ctx.code(later.type).strip() if later.type else ""
+                return f"the `except {below}` below runs the same code"
+            return None
+        if caught is not None and caught_by_a_base(ctx, caught, caught_classes(later)):
+            return None
+        if caught is not None and subclass_kept(ctx, caught, [caught, *caught_classes(later)]):
+            return None
+    return None
+
+
+def _tested_by_retry_predicate(ctx: SourceContext) -> Iterator[Mutation]:
+    """``retry_if_exception(lambda e: ... or isinstance(e, _AIOHTTP_TRANSIENT_EXC))`` with
+    ``_AIOHTTP_TRANSIENT_EXC = (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError)`` bound at
+    module level: the retry predicate, not an ``except``, decides that these disconnects are
+    retried. A tuple tested by an ``isinstance`` that decides no retry (a log label) is left alone."""
+    from mutagent.anatomy.retry.loops import in_retry_decision
+
+    done: set[int] = set()
+    for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.Arg(value=m.Name())])):
+        if not in_retry_decision(ctx, call):
+            continue
+        name = call.args[1].value.value
+        for value in module_tuples(ctx, name):
+            if id(value) not in done:
+                done.add(id(value))
+                yield from _tuple_mutations(ctx, value, None, read_by=f"the retry predicate's {name}")
 
 
 def _parameter_defaults_named(

@@ -21,10 +21,11 @@ from mutagent.anatomy.retry.classification import (
     is_status_comparison,
     runs_as_attempt,
     status_string,
+    verdict_fields,
 )
-from mutagent.anatomy.retry.disconnects import caught_by_a_base
+from mutagent.anatomy.retry.disconnects import caught_by_a_base, only_for_type_checkers
 from mutagent.anatomy.retry.loops import in_retry_decision, is_retry_loop, retry_library
-from mutagent.anatomy.syntax import caught_classes, condition_leaves, innermost_loop
+from mutagent.anatomy.syntax import caught_classes, condition_leaves, innermost_loop, negated
 from mutagent.anatomy.vocabulary import (
     BASE_ONLY_ERRORS,
     CLASSIFICATION_WORDS,
@@ -448,22 +449,51 @@ def _except_clauses(ctx: SourceContext, attempt: cst.Try) -> Iterator[Mutation]:
     """In a retry loop, a handler that goes round again retries every type it catches; a handler
     that gives up before such a handler keeps its (fatal) types out of the retry."""
     handlers = list(attempt.handlers)
+
+    def gives_up(handler: cst.ExceptHandler) -> bool:
+        # ``if attempt < n - 1: ...; continue`` before a final ``raise ValueError(...)``: the
+        # handler retries, and only there. A final raise of a retryable class (``raise
+        # APITimeoutError(...) from err``) hands the error on to be retried elsewhere too: what
+        # dropping the clause changes is then unknown, so the handler is left as one that gives up.
+        if not _handler_gives_up(handler) or not _retries_in_handler(ctx, handler):
+            return _handler_gives_up(handler)
+        last = handler.body.body[-1].body[-1]
+        return isinstance(last, cst.Raise) and exception_verdict(ctx, last.exc) == "retryable"
+
     for position, handler in enumerate(handlers):
         if handler.type is None:
             continue
-        if not _handler_gives_up(handler):
+        if not gives_up(handler):
             yield from _handler_types(ctx, handler, {"retryable", "fatal", None})
             continue
         retrying = next(
-            (
-                i
-                for i, later in enumerate(handlers[position + 1 :], position + 1)
-                if not _handler_gives_up(later)
-            ),
+            (i for i, later in enumerate(handlers[position + 1 :], position + 1) if not gives_up(later)),
             None,
         )
         if retrying is not None:
             yield from _handler_types(ctx, handler, {"fatal", None}, handlers[position + 1 : retrying + 1])
+
+
+def _tries_until_success(ctx: SourceContext, loop: cst.CSTNode, attempt: cst.Try) -> bool:
+    """``for _ in range(3): try: return module(...) except ContextWindowExceededError: shrink()``
+    then ``raise`` after the loop: a counted loop whose ``try`` returns on success, whose handler
+    falls through to the next round, and whose exhaustion raises is a retry loop even with no
+    retry word or sleep. A loop over data (``for line in lines``), or one that goes on after its
+    last round, is not."""
+    if not isinstance(loop, cst.For) or ctx.parent(attempt) is not loop.body or loop.orelse is not None:
+        return False
+    counting = loop.iter
+    if not (isinstance(counting, cst.Call) and ctx.qualified_names(counting) & {"builtins.range"}):
+        return False
+    tried = attempt.body.body
+    last = tried[-1] if tried else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False
+    block = ctx.parent(loop)
+    statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    position = next((i for i, s in enumerate(statements) if s is loop), None)
+    after = statements[position + 1] if position is not None and position + 1 < len(statements) else None
+    return isinstance(after, cst.SimpleStatementLine) and isinstance(after.body[-1], cst.Raise)
 
 
 def _resends_after_wait(ctx: SourceContext, attempt: cst.Try, handler: cst.ExceptHandler) -> bool:
@@ -541,6 +571,20 @@ def _feeds_retry(ctx: SourceContext, function: cst.FunctionDef) -> bool:
                 outer is not None and (is_retry_name(outer.name.value) or runs_as_attempt(ctx, outer))
             ):
                 return True
+            if _in_gate_test(ctx, call):
+                return True
+    return False
+
+
+def _in_gate_test(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` is part of the test of a :func:`verdict_gate`."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            return child is ancestor.test and verdict_gate(ctx, ancestor)
+        if isinstance(ancestor, (cst.BaseSuite, cst.FunctionDef, cst.Lambda)):
+            return False
+        child = ancestor
     return False
 
 
@@ -671,6 +715,70 @@ def _decides_by_raising(ctx: SourceContext, comparison: cst.Comparison) -> bool:
     return bool(_branch_verdicts(ctx, comparison))
 
 
+def _named_error_check(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
+    """``if ex_info.name == "ContextWindowExceededError": exhausted = True; break`` in a retry
+    handler: the error is picked out by its class name and given up on (the ``if`` ends in
+    ``break``/``raise``/``return``). The mutant never picks it out, so it follows the general
+    verdict. A name compared where nothing gives up (``if kind == "TimeoutError": log(...)``) is
+    no classification."""
+    if len(comparison.comparisons) != 1 or not isinstance(comparison.comparisons[0].operator, cst.Equal):
+        return
+    literal = next(
+        (
+            s
+            for s in (comparison.left, comparison.comparisons[0].comparator)
+            if isinstance(s, cst.SimpleString)
+        ),
+        None,
+    )
+    value = literal.evaluated_value if literal is not None else None
+    if not isinstance(value, str) or not value.isidentifier() or not value[:1].isupper():
+        return
+    if not set(words(value)) & ERROR_TYPE_WORDS:
+        return
+    branch = ctx.parent(comparison)
+    if not isinstance(branch, cst.If) or branch.test is not comparison or not branch.body.body:
+        return
+    last = branch.body.body[-1]
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and isinstance(last.body[-1], (cst.Break, cst.Raise, cst.Return))
+    ):
+        return
+    if not _in_handler(ctx, branch):
+        return
+    yield Mutation(comparison, _FALSE, f"{value} is no longer given up on: it gets the general retry verdict")
+
+
+def _error_code_check(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
+    """``getattr(error, "code", "") == "conversation_locked"`` (or ``error.code == "..."``) in a
+    predicate of this file whose "yes" the retry path reads (``_is_conversation_locked_error``):
+    the provider's error code picks out one failure worth another attempt. The mutant never
+    matches it. A predicate named for giving up (``_is_abort_like_error``) is left alone: there
+    "yes" means the opposite; so is a code compared outside any retry decision."""
+    if len(comparison.comparisons) != 1 or not isinstance(comparison.comparisons[0].operator, cst.Equal):
+        return
+    sides = (comparison.left, comparison.comparisons[0].comparator)
+    literal = next((x for x in sides if isinstance(x, cst.SimpleString)), None)
+    read = next((x for x in sides if x is not literal), None)
+    if literal is None or read is None or not isinstance(literal.evaluated_value, str):
+        return
+    reads_code = (isinstance(read, cst.Attribute) and read.attr.value == "code") or (
+        m.matches(read, m.Call(func=m.Name("getattr")))
+        and len(read.args) > 1
+        and m.matches(read.args[1].value, m.SimpleString())
+        and read.args[1].value.evaluated_value == "code"
+    )
+    function = ctx.enclosing_function(comparison)
+    if not reads_code or function is None or is_fatal_name(function.name.value):
+        return
+    if in_retry_decision(ctx, comparison) or not _decides_retry(ctx, comparison):
+        return  # inside the retry path itself the branch may mean anything; a predicate says yes
+    yield Mutation(
+        comparison, _FALSE, f"error code {literal.value} no longer matched: that failure is no longer retried"
+    )
+
+
 def _configured_status_match(ctx: SourceContext, comparison: cst.Comparison) -> Iterator[Mutation]:
     """``if res.status_code == parsed_code: raise TemporaryError(res)`` and the range form
     ``if code_range <= status_major < code_range + 1:``: the response's status is matched against
@@ -683,23 +791,58 @@ def _configured_status_match(ctx: SourceContext, comparison: cst.Comparison) -> 
         return
     if any(_status_of(op) is not None for op in operands):
         return  # a literal: ``_status_check`` moves that code
-    if _branch_verdicts(ctx, comparison) != {"retryable"}:
+    if (
+        len(comparison.comparisons) == 1
+        and isinstance(comparison.comparisons[0].operator, cst.In)
+        and is_status_name(identifier(comparison.left))
+        and is_retry_name(identifier(comparison.comparisons[0].comparator))
+        and identifier(comparison.comparisons[0].comparator) not in _module_collections(ctx)
+        and _decides_retry(ctx, comparison)
+    ):
+        # (a set literal of this module, ``RETRYABLE_STATUSES = {429, ...}``, is mutated one
+        # member at a time where it is defined)
+        # ``e.code in retriable_codes`` in a retry predicate: the configured set is consulted
+        yield Mutation(
+            comparison,
+            _FALSE,
+            f"{_label(ctx, comparison)} never holds: a status in the configured set is no longer retried",
+        )
+        return
+    flag = _sets_retry_flag(ctx, comparison)
+    if flag is None and _branch_verdicts(ctx, comparison) != {"retryable"}:
         return
     single = len(comparison.comparisons) == 1
     if single and not isinstance(comparison.comparisons[0].operator, cst.Equal):
         return
     what = "the configured status" if single else "the configured status range"
-    raised = next(
-        identifier(r.exc)
-        for a in ctx.ancestors(comparison)
-        if isinstance(a, cst.If)
-        for r in _raises_in(ctx, a.body, ())
-    )
-    yield Mutation(
-        comparison,
-        _FALSE,
-        f"{_label(ctx, comparison)} never holds: {what} no longer raises {raised} (retried)",
-    )
+    if flag is not None:
+        effect = f"no longer sets {flag} (retried)"
+    else:
+        raised = next(
+            identifier(r.exc)
+            for a in ctx.ancestors(comparison)
+            if isinstance(a, cst.If)
+            for r in _raises_in(ctx, a.body, ())
+        )
+        effect = f"no longer raises {raised} (retried)"
+    yield Mutation(comparison, _FALSE, f"{_label(ctx, comparison)} never holds: {what} {effect}")
+
+
+def _sets_retry_flag(ctx: SourceContext, comparison: cst.Comparison) -> str | None:
+    """``if res.status_code == parsed_code: should_retry = True``: the branch only raises the
+    retry flag (read later by ``if should_retry: raise TemporaryError(res)``). The flag's name,
+    or None."""
+    branch = ctx.parent(comparison)
+    if not isinstance(branch, cst.If) or branch.test is not comparison or len(branch.body.body) != 1:
+        return None
+    line = branch.body.body[0]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not m.matches(assign, m.Assign(targets=[m.AssignTarget(m.Name())], value=m.Name("True"))):
+        return None
+    name = assign.targets[0].target.value
+    return name if is_retry_name(name) or set(words(name)) & VERDICT_WORDS else None
 
 
 _PREDICATE_WORDS = frozenset({"is", "should", "can", "has", "may"})
@@ -728,6 +871,19 @@ def _names_the_error(ctx: SourceContext, node: cst.CSTNode, arg: cst.BaseExpress
     return bool(set(words(arg.value)) & _ERROR_ARGUMENT_WORDS)
 
 
+def _builds_retryable(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``def _fallback_error_for(...) -> MidStreamFallbackError | None``: the function returns the
+    error the retry reacts to (or nothing), so its tests decide whether there is another attempt."""
+    function = ctx.enclosing_function(node)
+    if function is None or function.returns is None:
+        return False
+    annotation = function.returns.annotation
+    return any(
+        exception_verdict(ctx, name) == "retryable"
+        for name in ctx.descendants(annotation, m.Name() | m.Attribute())
+    )
+
+
 def _classifier_calls(ctx: SourceContext) -> Iterator[Mutation]:
     """``return attempt < retries and is_retryable_lm_error(exc)``, ``if attempt >= n or not
     is_transient(err): raise``: a predicate defined elsewhere classifies the caught error where
@@ -746,60 +902,132 @@ def _classifier_calls(ctx: SourceContext) -> Iterator[Mutation]:
             or (_is_predicate_call(call) and "retry" in parts)
         ):
             continue
-        if is_fatal_name(name) or not _names_the_error(ctx, call, call.args[0].value):
+        judged = call.args[0].value
+        by_status = is_status_name(identifier(judged))  # ``attempt.should_retry_status(status_code)``
+        if is_fatal_name(name) or not (by_status or _names_the_error(ctx, call, judged)):
             continue
         if callee(ctx, call) is not None:
             continue
-        if not (in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call)):
+        if not (
+            in_retry_decision(ctx, call)
+            or _in_retry_named_function(ctx, call)
+            or _builds_retryable(ctx, call)
+        ):
             continue
         if not _is_predicate_call(call):
             continue
+        what = "status" if by_status else "error"
         yield Mutation(
             call,
             _TRUE,
-            f"{_label(ctx, call)} always holds: every error counts as transient, a fatal one "
+            f"{_label(ctx, call)} always holds: every {what} counts as transient, a fatal one "
             "(400/401) is now retried",
         )
 
 
+def _gives_up(ctx: SourceContext, raise_: cst.Raise, other: str | None) -> bool:
+    """A raise that ends the attempts: a fatal class, or the error as it is (``raise``, ``raise
+    mapped_exception``) when the other way out raises the retryable class."""
+    verdict = exception_verdict(ctx, raise_.exc) if raise_.exc is not None else None
+    if verdict == "fatal":
+        return True
+    plain = raise_.exc is None or isinstance(raise_.exc, (cst.Name, cst.Attribute)) and verdict is None
+    return plain and other == "retryable"
+
+
+def verdict_gate(ctx: SourceContext, branch: cst.CSTNode) -> bool:
+    """``if <test>: raise mapped_exception`` followed by ``raise MidStreamFallbackError(...)`` (or
+    ``if <test>: raise`` followed by ``raise PermanentError(...)``): the test alone chooses between
+    giving up and another attempt. Its predicates classify the error."""
+    if not isinstance(branch, cst.If) or branch.orelse is not None:
+        return False
+    block = ctx.parent(branch)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    statements = list(block.body)
+    position = next((i for i, s in enumerate(statements) if s is branch), None)
+    if position is None or position + 1 >= len(statements):
+        return False
+    inside, after = branch.body.body[-1] if branch.body.body else None, statements[position + 1]
+
+    def only_raise(statement: cst.CSTNode | None) -> cst.Raise | None:
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Raise):
+            return statement.body[-1]
+        return None
+
+    first, second = only_raise(inside), only_raise(after)
+    if first is None or second is None:
+        return False
+    kinds = [exception_verdict(ctx, r.exc) if r.exc is not None else None for r in (first, second)]
+    if kinds[1] == "retryable":
+        return _gives_up(ctx, first, "retryable")
+    if kinds[0] == "retryable":
+        return _gives_up(ctx, second, "retryable")
+    return kinds[1] == "fatal" and first.exc is None  # ``raise`` goes back to the loop as it is
+
+
 def _reraise_gates(ctx: SourceContext) -> Iterator[Mutation]:
     """``except Exception as exc: if _is_transport_error(exc) and retry_connection_errors: raise``
-    followed by ``raise PermanentError(exc)``: the predicate is the classifier. The errors it
-    accepts go back to the retry loop as they are; every other error leaves as the fatal class.
-    The mutant makes the predicate answer no, so those errors are raised as the fatal class too.
-    Without the fatal raise after it (``if is_closed(exc): raise`` then ``log(exc)``) the ``if``
-    decides no retry."""
-    for handler in ctx.findall(m.ExceptHandler()):
-        body = list(handler.body.body)
-        for position, statement in enumerate(body[:-1]):
-            if not isinstance(statement, cst.If) or statement.orelse is not None:
+    followed by ``raise PermanentError(exc)``, or ``if not _is_transport_timeout(e) and ...:
+    raise mapped`` followed by ``raise MidStreamFallbackError(...)``: the ``if`` is a
+    :func:`verdict_gate` and its predicates classify the error. The mutant makes one predicate
+    answer no: the errors it picks out take the other way (given up, or retried). An ``if`` with
+    no classified raise after it (``if is_closed(exc): raise`` then ``log(exc)``) decides no
+    retry."""
+    for branch in ctx.findall(m.If()):
+        if not verdict_gate(ctx, branch):
+            continue
+        first = branch.body.body[-1].body[-1]
+        body_retries = exception_verdict(ctx, first.exc) == "retryable" if first.exc is not None else True
+        for leaf in condition_leaves(branch.test):
+            inner = negated(leaf)
+            call = inner if inner is not None else leaf
+            if not _is_predicate_call(call):
                 continue
-            inner = list(statement.body.body)
-            if not (
-                len(inner) == 1
-                and isinstance(inner[0], cst.SimpleStatementLine)
-                and len(inner[0].body) == 1
-                and isinstance(inner[0].body[0], cst.Raise)
-                and inner[0].body[0].exc is None
-            ):
-                continue
-            after = body[position + 1]
-            fatal = (
-                [r for r in _raises_in(ctx, after, ()) if exception_verdict(ctx, r.exc) == "fatal"]
-                if isinstance(after, cst.SimpleStatementLine)
-                else []
-            )
-            if not fatal:
-                continue
-            raised = identifier(fatal[0].exc)
-            for leaf in condition_leaves(statement.test):
-                if _is_predicate_call(leaf):
-                    yield Mutation(
-                        leaf,
-                        _FALSE,
-                        f"{_label(ctx, leaf)} never holds: those errors are raised as {raised}, "
-                        "no longer retried",
-                    )
+            # the predicate's "yes" sends its errors into the body (or, negated, past it)
+            yes_retries = body_retries if inner is None else not body_retries
+            effect = "no longer retried" if yes_retries else "now retried"
+            yield Mutation(call, _FALSE, f"{_label(ctx, call)} never holds: those errors are {effect}")
+
+
+def _only_words_differ(ctx: SourceContext, call: cst.Call) -> bool:
+    """The class test picks words, not a retry: ``kind = 'timeout' if isinstance(e, Timeout) else
+    'connection error'`` (a log label), or ``if isinstance(e, Timeout): raise ValueError('timed
+    out')`` followed by ``raise ValueError('failed')`` (the same class either way)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.IfExp) and parent.test is call:
+        return all(
+            isinstance(b, (cst.SimpleString, cst.FormattedString)) for b in (parent.body, parent.orelse)
+        )
+    if not (isinstance(parent, cst.If) and parent.test is call and parent.orelse is None):
+        return False
+    block = ctx.parent(parent)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    statements = list(block.body)
+    position = statements.index(parent)
+    inside = parent.body.body[-1] if parent.body.body else None
+    after = statements[position + 1] if position + 1 < len(statements) else None
+    raised = []
+    for statement in (inside, after):
+        last = statement.body[-1] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(last, cst.Raise) or last.exc is None:
+            return False
+        raised.append(ctx.code(last.exc.func if isinstance(last.exc, cst.Call) else last.exc))
+    return raised[0] == raised[1]
+
+
+def _named_verdict(ctx: SourceContext, call: cst.Call) -> bool:
+    """``is_retryable = isinstance(error, (RateLimitError, ...)) or ...``: the test's answer is
+    stored under a name that says it is the retry verdict."""
+    assign = ctx.enclosing(call, (cst.Assign, cst.AnnAssign, cst.FunctionDef, cst.Lambda))
+    if isinstance(assign, cst.Assign):
+        targets = [t.target for t in assign.targets]
+    elif isinstance(assign, cst.AnnAssign):
+        targets = [assign.target]
+    else:
+        return False
+    return any(set(words(identifier(t) or "")) & VERDICT_WORDS for t in targets)
 
 
 def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -826,13 +1054,50 @@ def _isinstance_check(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
                 union = rest[0]
                 for other in rest[1:]:
                     union = cst.BinaryOperation(left=union, operator=cst.BitOr(), right=other)
-                equivalent = subclass_kept(ctx, member, members)
+                equivalent = subclass_kept(ctx, member, members) or _covered_by_sibling(ctx, call, member)
                 yield Mutation(classes, union, f"{_label(ctx, member)} {effect}", equivalent=equivalent)
     elif error_kind(ctx, classes):
         effect = (
             "no longer retried" if error_kind(ctx, classes) == "retryable" else "no longer treated as fatal"
         )
         yield Mutation(call, _FALSE, f"{_label(ctx, classes)} {effect}")
+
+
+def _covered_by_sibling(ctx: SourceContext, call: cst.Call, member: cst.BaseExpression) -> str | None:
+    """``Normalized(is_network_error=_is_network_like_error(error), is_timeout=isinstance(error,
+    APITimeoutError | TimeoutError))``: a class dropped from one field is still flagged by a
+    sibling field whose predicate (a function of this file) tests that class too, and the
+    policy retries either flag. The reason, or None."""
+    from mutagent.anatomy.callgraph import callee
+
+    arg = next(
+        (
+            a
+            for a in ctx.ancestors(call)
+            if isinstance(a, (cst.FunctionDef, cst.Lambda))
+            or (isinstance(a, cst.Arg) and a.keyword is not None)
+        ),
+        None,
+    )
+    record = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(record, cst.Call):
+        return None
+    name = identifier(member)
+    for sibling in record.args:
+        if sibling is arg or not isinstance(sibling.value, cst.Call):
+            continue
+        if sibling.keyword is None or is_fatal_name(sibling.keyword.value):
+            continue  # ``is_abort=...`` flags the class for giving up, not for another attempt
+        predicate = callee(ctx, sibling.value)
+        if predicate is None:
+            continue
+        for test in ctx.descendants(predicate, m.Call(func=m.Name("isinstance"))):
+            if len(test.args) > 1 and name in {identifier(c) for c in _union_members(test.args[1].value)} | {
+                identifier(e.value) for e in ctx.descendants(test.args[1].value, m.Element())
+            }:
+                field = sibling.keyword.value if sibling.keyword else identifier(sibling.value)
+                return f"{name} is still flagged by {field}, which the retry also reads"
+    return None
 
 
 def _union_members(union: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -875,6 +1140,53 @@ def _verdict_flags(ctx: SourceContext) -> Iterator[Mutation]:
         if set(words(name)) & VERDICT_WORDS:
             flipped = _FALSE if value.value == "True" else _TRUE
             yield Mutation(value, flipped, f"{name} flipped to {flipped.value}")
+
+
+def _verdict_rows(ctx: SourceContext) -> Iterator[Mutation]:
+    """``ExInfo("RateLimitError", True, ...)`` where ``ExInfo`` is a record of this file whose
+    ``retry: bool`` field is the verdict (see :func:`verdict_fields`): the row's literal verdict
+    is flipped, so that one error moves across the line."""
+    records = verdict_fields(ctx)
+    if not records:
+        return
+    for call in ctx.findall(m.Call(func=m.Name())):
+        record = records.get(call.func.value)
+        if record is None:
+            continue
+        index, field = record
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        chosen = next((a for a in call.args if a.keyword is not None and a.keyword.value == field), None)
+        if chosen is None and index < len(positional):
+            chosen = positional[index]
+        if chosen is None or not m.matches(chosen.value, _BOOL):
+            continue
+        first = positional[0].value if positional and positional[0] is not chosen else None
+        what = _label(ctx, first) if first is not None else _label(ctx, call.func)
+        fatal_field = is_fatal_name(field)
+        retried_now = (chosen.value.value == "True") == fatal_field
+        flipped = _FALSE if chosen.value.value == "True" else _TRUE
+        effect = "now retried" if retried_now else "no longer retried"
+        yield Mutation(chosen.value, flipped, f"{what}: {field} flipped to {flipped.value}, {effect}")
+        yield from _special_case(ctx, call, f"{field}={chosen.value.value}")
+
+
+def _special_case(ctx: SourceContext, row: cst.Call, verdict: str) -> Iterator[Mutation]:
+    """``if "boto3" in str(ex): return ExInfo("APIConnectionError", False, ...)``: a special case
+    that overrides the table's verdict for one kind of error. The mutant never takes it, so that
+    error gets the table's verdict instead (the opposite one, for a special case worth writing)."""
+    statement = ctx.parent(ctx.parent(row))
+    if not isinstance(ctx.parent(row), cst.Return) or not isinstance(statement, cst.SimpleStatementLine):
+        return
+    block = ctx.parent(statement)
+    branch = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(branch, cst.If) or branch.orelse is not None or branch.body.body[0] is not statement:
+        return
+    yield Mutation(
+        branch.test,
+        _FALSE,
+        f"{_label(ctx, branch.test)} never holds: that error no longer gets its special verdict "
+        f"({verdict}), the table's applies",
+    )
 
 
 class MisclassifyRetryable(Operator):
@@ -1574,10 +1886,320 @@ class MisclassifyRetryable(Operator):
             ),
             note="a handler that waits and then calls something else (a fallback) retries nothing",
         ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ExInfo:\n"
+                "    name: str\n"
+                "    retry: bool\n"
+                "    description: str\n\n"
+                "EXCEPTIONS = [\n"
+                "    ExInfo('RateLimitError', True, 'slow down'),\n"
+                "    ExInfo('AuthenticationError', False, 'check your key'),\n"
+                "]\n"
+            ),
+            after=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class ExInfo:\n"
+                "    name: str\n"
+                "    retry: bool\n"
+                "    description: str\n\n"
+                "EXCEPTIONS = [\n"
+                "    ExInfo('RateLimitError', False, 'slow down'),\n"
+                "    ExInfo('AuthenticationError', False, 'check your key'),\n"
+                "]\n"
+            ),
+            note="an error table whose rows carry their retry verdict in a bool field",
+        ),
+        Example(
+            before=(
+                "from dataclasses import dataclass\n\n"
+                "@dataclass\n"
+                "class Feature:\n"
+                "    name: str\n"
+                "    enabled: bool\n\n"
+                "@dataclass\n"
+                "class Client:\n"
+                "    retry: RetryPolicy\n"
+                "    max_retries: int\n\n"
+                "FEATURES = [Feature('streaming', True)]\n"
+                "CLIENT = Client(RetryPolicy(), 3)\n"
+                "if 'beta' in flags:\n"
+                "    FEATURES = [Feature('beta', False)]\n"
+            ),
+            note="a bool field that is no retry verdict, and a retry field that is no bool",
+        ),
+        Example(
+            before=(
+                "def _is_transport_timeout(error):\n"
+                "    return isinstance(error, httpx.TimeoutException)\n\n"
+                "def handle_stream_error(e):\n"
+                "    mapped = map_exception(e)\n"
+                "    if not _is_transport_timeout(e) and 400 <= mapped.status_code < 500:\n"
+                "        raise mapped\n"
+                "    raise MidStreamFallbackError(original_exception=mapped)\n"
+            ),
+            after=(
+                "def _is_transport_timeout(error):\n"
+                "    return isinstance(error, httpx.TimeoutException)\n\n"
+                "def handle_stream_error(e):\n"
+                "    mapped = map_exception(e)\n"
+                "    if not False and 400 <= mapped.status_code < 500:\n"
+                "        raise mapped\n"
+                "    raise MidStreamFallbackError(original_exception=mapped)\n"
+            ),
+            note="a gate between raising the error as is and the fallback the router retries",
+        ),
+        Example(
+            before=(
+                "def handle_stream_error(e):\n"
+                "    if is_cancelled(e):\n"
+                "        raise e\n"
+                "    raise StreamReadError(str(e)) from e\n"
+            ),
+            note="a gate between two raises neither of which says retry or give up",
+        ),
+        Example(
+            before=(
+                "def can_fall_back(error):\n"
+                "    is_retryable = isinstance(error, (ModelRateLimitError, ModelTruncatedError))\n"
+                "    return is_retryable and FALLBACK is not None\n"
+            ),
+            after=(
+                "def can_fall_back(error):\n"
+                "    is_retryable = isinstance(error, (ModelTruncatedError,))\n"
+                "    return is_retryable and FALLBACK is not None\n"
+            ),
+            note="a class test stored under the name of the retry verdict",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def invoke(client, payload, max_retries=3):\n"
+                "    for attempt in range(max_retries):\n"
+                "        try:\n"
+                "            return await client.post('/v1/chat', json=payload)\n"
+                "        except (httpx.TimeoutException, httpx.ConnectError) as e:\n"
+                "            kind = 'timeout' if isinstance(e, httpx.TimeoutException) else 'connection'\n"
+                "            if attempt < max_retries - 1:\n"
+                "                await asyncio.sleep(2 ** attempt)\n"
+                "                continue\n"
+                "            if isinstance(e, httpx.TimeoutException):\n"
+                "                raise ValueError(f'{kind}: timed out')\n"
+                "            raise ValueError(f'{kind}: failed')\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "import httpx\n\n"
+                "async def invoke(client, payload, max_retries=3):\n"
+                "    for attempt in range(max_retries):\n"
+                "        try:\n"
+                "            return await client.post('/v1/chat', json=payload)\n"
+                "        except (httpx.ConnectError,) as e:\n"
+                "            kind = 'timeout' if isinstance(e, httpx.TimeoutException) else 'connection'\n"
+                "            if attempt < max_retries - 1:\n"
+                "                await asyncio.sleep(2 ** attempt)\n"
+                "                continue\n"
+                "            if isinstance(e, httpx.TimeoutException):\n"
+                "                raise ValueError(f'{kind}: timed out')\n"
+                "            raise ValueError(f'{kind}: failed')\n"
+            ),
+            note="a handler that goes round again before its final raise retries what it catches; "
+            "the class tests that pick a log word or a message are left alone",
+        ),
+        Example(
+            before=(
+                "def call_truncating(module, trajectory):\n"
+                "    for _ in range(3):\n"
+                "        try:\n"
+                "            return module(trajectory=trajectory)\n"
+                "        except ContextWindowExceededError:\n"
+                "            trajectory = trajectory[1:]\n"
+                "    raise ContextWindowExceededError('still too long')\n"
+            ),
+            after=(
+                "def call_truncating(module, trajectory):\n"
+                "    for _ in range(3):\n"
+                "        try:\n"
+                "            return module(trajectory=trajectory)\n"
+                "        except ():\n"
+                "            trajectory = trajectory[1:]\n"
+                "    raise ContextWindowExceededError('still too long')\n"
+            ),
+            note="a counted loop that returns on success and raises once exhausted retries what it catches",
+        ),
+        Example(
+            before=(
+                "def first_readable(paths):\n"
+                "    for path in paths:\n"
+                "        try:\n"
+                "            return open(path).read()\n"
+                "        except FileNotFoundError:\n"
+                "            pass\n"
+                "    raise LookupError('none found')\n"
+            ),
+            note="the same shape over data: each round tries another item, not the same call again",
+        ),
+        Example(
+            before=(
+                "def should_retry(error):\n    return isinstance(error, (ModelTimeoutError, KeyError))\n"
+            ),
+            after=("def should_retry(error):\n    return isinstance(error, (KeyError,))\n"),
+            note="an error class named for a timeout is a transient one",
+        ),
+        Example(
+            before=("def should_retry(error):\n    return isinstance(error, (TimeoutSettings, KeyError))\n"),
+            note="a class named for a timeout that is no error (settings) classifies nothing",
+        ),
+        Example(
+            before=(
+                "import tenacity\n\n"
+                "def retry_args(options):\n"
+                "    retriable_codes = options.http_status_codes or DEFAULT_CODES\n"
+                "    return tenacity.retry_if_exception(lambda e: e.code in retriable_codes)\n"
+            ),
+            after=(
+                "import tenacity\n\n"
+                "def retry_args(options):\n"
+                "    retriable_codes = options.http_status_codes or DEFAULT_CODES\n"
+                "    return tenacity.retry_if_exception(lambda e: False)\n"
+            ),
+            note="a tenacity predicate consulting the configured set of retryable statuses",
+        ),
+        Example(
+            before=(
+                "def record(metrics, resp, retry_codes):\n"
+                "    metrics['retryable' if resp.status in retry_codes else 'final'] += 1\n"
+            ),
+            note="the same membership test feeding a metric, where no retry is decided",
+        ),
+        Example(
+            before=(
+                "def send(self, messages, attempts=5):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return self.model.send(messages)\n"
+                "        except ProviderError as err:\n"
+                "            info = describe(err)\n"
+                "            if info.name == 'ContextWindowExceededError':\n"
+                "                break\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            after=(
+                "def send(self, messages, attempts=5):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return self.model.send(messages)\n"
+                "        except ProviderError as err:\n"
+                "            info = describe(err)\n"
+                "            if False:\n"
+                "                break\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            note="an error picked out by its class name and given up on inside the retry handler",
+        ),
+        Example(
+            before=(
+                "def send(self, messages, attempts=5):\n"
+                "    for attempt in range(attempts):\n"
+                "        try:\n"
+                "            return self.model.send(messages)\n"
+                "        except Exception as err:\n"
+                "            if type(err).__name__ == 'TimeoutError':\n"
+                "                log.warning('slow provider')\n"
+                "            time.sleep(2 ** attempt)\n"
+            ),
+            note="the same name test that only logs: nothing is given up on",
+        ),
+        Example(
+            before=(
+                "def should_retry_response(res, status_codes):\n"
+                "    should_retry = False\n"
+                "    for code in status_codes:\n"
+                "        if res.status_code == int(code):\n"
+                "            should_retry = True\n"
+                "    return should_retry\n"
+            ),
+            after=(
+                "def should_retry_response(res, status_codes):\n"
+                "    should_retry = False\n"
+                "    for code in status_codes:\n"
+                "        if False:\n"
+                "            should_retry = True\n"
+                "    return should_retry\n"
+            ),
+            note="a configured status match that raises the retry flag",
+        ),
+        Example(
+            before=(
+                "def should_retry_response(res, status_codes):\n"
+                "    found = False\n"
+                "    for code in status_codes:\n"
+                "        if res.status_code == int(code):\n"
+                "            found = True\n"
+                "    return found and res.retryable_body\n"
+            ),
+            note="a configured status match that sets a flag whose name says nothing of retrying",
+        ),
+        Example(
+            before=(
+                "def _pre_content_error(attempt, error, status_code) -> FallbackError | None:\n"
+                "    if status_code is None or attempt.should_retry_status(status_code):\n"
+                "        return FallbackError(error)\n"
+                "    return None\n"
+            ),
+            after=(
+                "def _pre_content_error(attempt, error, status_code) -> FallbackError | None:\n"
+                "    if status_code is None or True:\n"
+                "        return FallbackError(error)\n"
+                "    return None\n"
+            ),
+            note="a status classifier of another object, in a function that builds the retried error",
+        ),
+        Example(
+            before=(
+                "def badge(attempt, status_code) -> str:\n"
+                "    return 'retry' if attempt.should_retry_status(status_code) else 'final'\n"
+            ),
+            note="the same classifier read to label a badge",
+        ),
+        Example(
+            before=(
+                "import openai\n\n"
+                "def _is_conversation_locked_error(error):\n"
+                "    return isinstance(error, openai.APIError) and getattr(error, 'code', '') == 'x'\n\n"
+                "def should_retry(error, attempt, max_retries):\n"
+                "    return attempt < max_retries and _is_conversation_locked_error(error)\n"
+            ),
+            after=(
+                "import openai\n\n"
+                "def _is_conversation_locked_error(error):\n"
+                "    return isinstance(error, openai.APIError) and False\n\n"
+                "def should_retry(error, attempt, max_retries):\n"
+                "    return attempt < max_retries and _is_conversation_locked_error(error)\n"
+            ),
+            note="a provider error code that marks the one 4xx worth another attempt",
+        ),
+        Example(
+            before=(
+                "def _is_abort_like_error(error):\n"
+                "    return getattr(error, 'code', '') == 'cancelled'\n\n"
+                "def describe(error):\n"
+                "    return 'quota' if getattr(error, 'code', '') == 'insufficient_quota' else 'other'\n\n"
+                "def should_retry(error, attempt):\n"
+                "    return attempt < 3 and not _is_abort_like_error(error)\n"
+            ),
+            note="an error code read by a give-up predicate, and one read for a label",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for collection in ctx.findall(_COLLECTION):
+            if only_for_type_checkers(ctx, collection):
+                continue  # ``if TYPE_CHECKING:`` never runs: a mutant there changes nothing
             owner = _owner_names(ctx, collection)
             if owner and _classifies(collection):
                 kind = _kind_of_owner(*owner)
@@ -1593,9 +2215,12 @@ class MisclassifyRetryable(Operator):
             if _decides_retry(ctx, comparison) or _decides_by_raising(ctx, comparison):
                 yield from _status_check(ctx, comparison)
                 yield from _configured_status_match(ctx, comparison)
+            if in_retry_decision(ctx, comparison):
+                yield from _named_error_check(ctx, comparison)
+            yield from _error_code_check(ctx, comparison)
         for attempt in ctx.findall(m.Try()):
             loop = innermost_loop(ctx, attempt)
-            if loop is not None and is_retry_loop(ctx, loop):
+            if loop is not None and (is_retry_loop(ctx, loop) or _tries_until_success(ctx, loop, attempt)):
                 yield from _except_clauses(ctx, attempt)
             else:
                 for handler in attempt.handlers:
@@ -1607,7 +2232,13 @@ class MisclassifyRetryable(Operator):
         yield from _reraise_gates(ctx)
         yield from _classifier_calls(ctx)
         for call in ctx.findall(m.Call(func=m.Name("isinstance"), args=[m.DoNotCare(), m.DoNotCare()])):
-            if in_retry_decision(ctx, call) or _in_retry_named_function(ctx, call):
+            if _only_words_differ(ctx, call):
+                continue
+            if (
+                in_retry_decision(ctx, call)
+                or _in_retry_named_function(ctx, call)
+                or _named_verdict(ctx, call)
+            ):
                 yield from _isinstance_check(ctx, call)
             elif _decides_retry(ctx, call):
                 # A predicate a retry path reads (``_is_network_like_error``): its True means
@@ -1619,3 +2250,4 @@ class MisclassifyRetryable(Operator):
         for call in ctx.findall(m.Call()):
             yield from _library_single_class(ctx, call)
         yield from _verdict_flags(ctx)
+        yield from _verdict_rows(ctx)

@@ -28,6 +28,12 @@ from mutagent.mutation.context import SourceContext
 _STATUS_SPELLING = re.compile(r"([45])(\d\d|[xX][xX])")
 
 
+#: A raised class named for a fallback (``MidStreamFallbackError``) hands the request to another
+#: attempt on another deployment or model: a retry by another name. Only what is *raised* reads
+#: so; a caught ``FallbackError`` says nothing about what happens next.
+FALLBACK_WORDS = frozenset({"fallback"})
+
+
 def status_string(node: cst.CSTNode) -> str | None:
     """The HTTP error status a string literal spells, as SDK generators write their retry tables
     (``"429"``, ``"503"``, ``"5XX"``): the code, or the range as ``"5XX"``. ``"200"``, ``"4040"``
@@ -73,12 +79,14 @@ def error_kind(ctx: SourceContext, node: cst.CSTNode) -> str | None:
         parts = set(words(name))
         if parts & RETRYABLE_ERROR_WORDS or {"rate", "limit"} <= parts:
             return "retryable"
+        if "timeout" in parts and parts & {"error", "exception"}:
+            return "retryable"  # ``ModelTimeoutError``: worth another attempt, as ``TimeoutError``
     return None
 
 
 def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
     """What raising the class ``node`` (``TransientFailure(...)``, ``errors.Fatal``) tells the
-    retry loop: ``"retryable"`` (Transient, Retryable, TryAgain, Temporary, RateLimit...),
+    retry loop: ``"retryable"`` (Transient, Retryable, TryAgain, Temporary, RateLimit, Fallback...),
     ``"fatal"`` (Fatal, Permanent, NonRetryable, AuthenticationError...) or None."""
     if isinstance(node, cst.Call):
         node = node.func
@@ -95,6 +103,8 @@ def exception_verdict(ctx: SourceContext, node: cst.CSTNode) -> str | None:
     parts = set(words(name))
     if parts & TEMPORARY_WORDS or {"try", "again"} <= parts:
         return "retryable"
+    if parts & FALLBACK_WORDS:
+        return "retryable"  # ``MidStreamFallbackError``: the router makes another attempt elsewhere
     if "retry" in parts and not parts & GAVE_UP_WORDS:
         return "retryable"
     return None
@@ -127,3 +137,36 @@ def runs_as_attempt(ctx: SourceContext, function: cst.FunctionDef | None) -> boo
         return False
 
     return ctx.cached(("classification", "runs-as-attempt", id(function)), compute)
+
+
+def verdict_fields(ctx: SourceContext) -> dict[str, tuple[int, str]]:
+    """Record classes of this file that carry a retry verdict as a boolean field: ``@dataclass
+    class ExInfo: name: str; retry: bool; description: str`` -> ``{"ExInfo": (1, "retry")}``
+    (the field's position among the annotated fields, and its name). Each ``ExInfo("RateLimitError",
+    True, ...)`` is then one row of an error table that says whether that error is retried. A
+    boolean field named otherwise (``enabled: bool``), or a retry field that is no bool
+    (``retry: RetryPolicy``, ``max_retries: int``), makes no verdict."""
+
+    def compute() -> dict[str, tuple[int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        for cls in ctx.nodes(cst.ClassDef):
+            fields = [
+                s
+                for line in cls.body.body
+                if isinstance(line, cst.SimpleStatementLine)
+                for s in line.body
+                if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)
+            ]
+            for index, field in enumerate(fields):
+                name = field.target.value
+                annotated_bool = m.matches(field.annotation.annotation, m.Name("bool"))
+                parts = set(words(name))
+                says_retry = (is_retry_name(name) and not parts & {"max", "count", "after", "delay"}) or (
+                    is_fatal_name(name)
+                )
+                if annotated_bool and says_retry:
+                    found[cls.name.value] = (index, name)
+                    break
+        return found
+
+    return ctx.cached(("classification", "verdict-fields"), compute)
