@@ -21,6 +21,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import owner_of, references, same_place
 from mutagent.anatomy.exits import fails, raised_names
+from mutagent.anatomy.streams.context import reads_stream
 from mutagent.anatomy.streams.stop_check import (
     in_own_loop,
     in_stop_branch,
@@ -587,6 +588,46 @@ class SkipStopMarkerCheck(Operator):
             ),
             note="a predicate whose caller only logs: nothing refuses the cut stream",
         ),
+        Example(
+            before=(
+                "async def call_llm(client, messages):\n"
+                "    result = None\n"
+                "    async for chunk in client.create_stream(messages):\n"
+                "        if isinstance(chunk, CreateResult):\n"
+                "            result = chunk\n"
+                "        else:\n"
+                "            yield chunk\n"
+                "    if result is None:\n"
+                "        raise RuntimeError('No final model result in streaming mode.')\n"
+                "    yield result\n"
+            ),
+            after=(
+                "async def call_llm(client, messages):\n"
+                "    result = None\n"
+                "    async for chunk in client.create_stream(messages):\n"
+                "        if isinstance(chunk, CreateResult):\n"
+                "            result = chunk\n"
+                "        else:\n"
+                "            yield chunk\n"
+                "    if False:\n"
+                "        raise RuntimeError('No final model result in streaming mode.')\n"
+                "    yield result\n"
+            ),
+            note="the stream's own final item (the assembled result) missing after the loop",
+        ),
+        Example(
+            before=(
+                "def first_row(rows):\n"
+                "    found = None\n"
+                "    for row in rows:\n"
+                "        if row.ok:\n"
+                "            found = row\n"
+                "    if found is None:\n"
+                "        raise LookupError('no row')\n"
+                "    return found\n"
+            ),
+            note="a search over rows that are no model stream",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -619,6 +660,11 @@ class SkipStopMarkerCheck(Operator):
                     "runs out before its end marker) removed: a cut stream ends quietly",
                 )
         yield from self._through_predicates(ctx, checked)
+        for node in ctx.nodes(cst.If):
+            if fails(node.body) and _final_item_missing(ctx, node):
+                checked.append(node.test)
+                what = f"check `{ctx.code(node.test)}` that the stream's final result arrived bypassed"
+                yield Mutation(node.test, FALSE, what)
         for node in ctx.nodes(cst.If):
             if _finalises_on_reason(ctx, node):
                 checked.append(node.test)
@@ -734,6 +780,32 @@ class SkipStopMarkerCheck(Operator):
                     description = f"{ctx.code(flag)} starts out True: a stream without its end marker"
                     yield Mutation(assign.value, TRUE, f"{description} reads as complete")
                     break
+
+
+def _final_item_missing(ctx: SourceContext, node: cst.If) -> bool:
+    """``if model_result is None: raise`` right after ``async for chunk in client.create_stream():
+    if isinstance(chunk, CreateResult): model_result = chunk``: the stream's own final item (the
+    assembled result that only a complete stream yields) is missing. Three pieces meet: the loop
+    reads a model stream, the variable is set only from the loop's item, and the check follows
+    the loop and fails."""
+    missing = absence_of(node.test)
+    if not isinstance(missing, cst.Name):
+        return False
+    parent = ctx.parent(node)
+    body = list(getattr(parent, "body", ()))
+    if node not in body or body.index(node) == 0:
+        return False
+    loop = body[body.index(node) - 1]
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return False
+    if not (reads_stream(ctx, loop) or "stream" in tokens(leaf_name(loop.iter) or "")):
+        return False
+    sets = [
+        a
+        for a in ctx.descendants(loop.body, m.Assign())
+        if any(m.matches(t.target, m.Name(missing.value)) for t in a.targets)
+    ]
+    return bool(sets) and all(m.matches(a.value, m.Name(loop.target.value)) for a in sets)
 
 
 def _finalises_on_reason(ctx: SourceContext, node: cst.If) -> bool:
