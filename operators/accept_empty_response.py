@@ -14,8 +14,9 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import bound_values
-from mutagent.anatomy.exits import fails, raised_names
+from mutagent.anatomy.exits import raised_names
 from mutagent.anatomy.streams.clients import is_model_call
+from mutagent.anatomy.streams.empty import handles_empty_reply, says_empty
 from mutagent.anatomy.streams.release import streaming_producer
 from mutagent.anatomy.syntax import (
     condition_leaves,
@@ -186,11 +187,90 @@ class AcceptEmptyResponse(Operator):
             ),
             note="a parameter check, and an emptiness test that does not fail",
         ),
+        Example(
+            before=(
+                "def step(llm, chat):\n"
+                "    reply = llm.chat(chat)\n"
+                "    text = reply.message.content\n"
+                "    if not text:\n"
+                "        note = 'Your previous response was empty. Answer or call a tool.'\n"
+                "        return Retry(messages=[reply.message, note])\n"
+                "    return parse(text)\n"
+            ),
+            after=(
+                "def step(llm, chat):\n"
+                "    reply = llm.chat(chat)\n"
+                "    text = reply.message.content\n"
+                "    if False:\n"
+                "        note = 'Your previous response was empty. Answer or call a tool.'\n"
+                "        return Retry(messages=[reply.message, note])\n"
+                "    return parse(text)\n"
+            ),
+            note="an empty reply found by the truthiness of its text and answered with a corrective turn",
+        ),
+        Example(
+            before=(
+                "async def final(stream):\n"
+                "    last_response = None\n"
+                "    async for last_response in stream:\n"
+                "        pass\n"
+                "    if last_response is None:\n"
+                "        raise ValueError('Got empty streaming response')\n"
+                "    return last_response\n"
+            ),
+            after=(
+                "async def final(stream):\n"
+                "    last_response = None\n"
+                "    async for last_response in stream:\n"
+                "        pass\n"
+                "    if False:\n"
+                "        raise ValueError('Got empty streaming response')\n"
+                "    return last_response\n"
+            ),
+            note="a whole reply missing, and the error says the response was empty",
+        ),
+        Example(
+            before=(
+                "def pick(response):\n"
+                "    choice = response.choices[0] if response.choices else None\n"
+                "    if choice is None:\n"
+                "        raise ProviderError('no choice in the completion')\n"
+                "    return choice\n"
+            ),
+            after=(
+                "def pick(response):\n"
+                "    choice = response.choices[0] if response.choices else None\n"
+                "    if False:\n"
+                "        raise ProviderError('no choice in the completion')\n"
+                "    return choice\n"
+            ),
+            note="a choice read from a model response's choices, missing",
+        ),
+        Example(
+            before=(
+                "def wait_for(poll):\n"
+                "    response = poll()\n"
+                "    if response is None:\n"
+                "        raise TimeoutError('no answer in time')\n"
+                "    choice = input('pick one: ')\n"
+                "    if choice is None:\n"
+                "        raise ValueError('invalid choice')\n"
+                "\n"
+                "def relay(stream, out):\n"
+                "    for delta in stream:\n"
+                "        text = delta.content\n"
+                "        if not text:\n"
+                "            log.debug('empty delta')\n"
+                "            continue\n"
+                "        out.write(text)\n"
+            ),
+            note="a poll that timed out, a menu choice, and a skipped empty delta: no empty reply refused",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for node in ctx.nodes(cst.If):
-            if fails(node.body):
+            if handles_empty_reply(ctx, node.body):
                 for site in condition_sites(node.test, lambda t, n=node: _empty_test(ctx, t, n.body)):
                     yield Mutation(site, FALSE, f"empty-response check `{ctx.code(site)}` removed")
         for node in ctx.nodes(cst.Assert):
@@ -232,8 +312,10 @@ def _response_data(ctx: SourceContext, expr: cst.BaseExpression, body: cst.BaseS
     name = leaf_name(expr) or ""
     words = word_list(name) or [""]
     root = root_name(expr)
-    if words[-1] not in CONTENT_WORDS or words[0] in FLAG_PREFIXES or tokens(root) & REQUEST_WORDS:
+    if words[0] in FLAG_PREFIXES or tokens(root) & REQUEST_WORDS:
         return False
+    if words[-1] not in CONTENT_WORDS:
+        return _whole_reply(ctx, expr, body, words[-1], root)
     if name in RESPONSE_FIELDS:
         return True
     raised = raised_names(body) if body is not None else set()
@@ -252,6 +334,34 @@ def _response_data(ctx: SourceContext, expr: cst.BaseExpression, body: cst.BaseS
         return True
     evidence |= {word for value in values for word in _words_of(ctx, value)}
     return bool(evidence & RESPONSE_WORDS)
+
+
+#: Last words of a variable holding a whole reply (``last_response``, ``choice``, ``model_output``).
+REPLY_WORDS = frozenset("response resp reply choice completion output message".split())
+
+
+def _whole_reply(
+    ctx: SourceContext, expr: cst.BaseExpression, body: cst.BaseSuite | None, last: str, root: str | None
+) -> bool:
+    """A whole reply (or a part the branch names) tested for emptiness, by converging evidence:
+    its name says reply (``last_response``, ``choice``) and it was read from a model response
+    (``choice = response.choices[0] if response.choices else None``) or the branch says the reply
+    came back empty; or a field of a value named for model output (``model_output.action``)
+    whose branch says it came back empty. An ``if response is None: raise TimeoutError(...)``
+    that says nothing of emptiness, or a user's menu ``choice``, is not one."""
+    if body is None:
+        return False
+    empty = says_empty(ctx, body)
+    if last in REPLY_WORDS and (isinstance(expr, cst.Name) or root in ("self",)):
+        values = bound_values(ctx, expr)
+        if empty or any(
+            is_model_call(v) or streaming_producer(ctx, v) or _words_of(ctx, v) & RESPONSE_FIELDS
+            for v in values
+        ):
+            return True
+    if empty and isinstance(expr, cst.Attribute) and root not in (None, "self", "cls"):
+        return bool(tokens(root) & RESPONSE_WORDS) and bool(tokens(root) & {"model", "llm", "assistant"})
+    return False
 
 
 def _root_node(expr: cst.CSTNode) -> cst.CSTNode:

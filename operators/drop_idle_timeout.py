@@ -13,8 +13,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from mutagent.anatomy.callgraph import callee, own_calls
 from mutagent.anatomy.dataflow import bound_values
 from mutagent.anatomy.exits import fails
+from mutagent.anatomy.model_calls import direct_model_call
 from mutagent.anatomy.streams.clients import (
     is_client_constructor,
     is_http_call,
@@ -22,8 +24,15 @@ from mutagent.anatomy.streams.clients import (
     qualified_leaf,
 )
 from mutagent.anatomy.streams.context import model_context, reads_stream
-from mutagent.anatomy.syntax import attribute_chain, is_literal, keyword, leaf_name
-from mutagent.anatomy.vocabulary import ASYNC_LIMITS, SDK_PACKAGES, tokens
+from mutagent.anatomy.syntax import attribute_chain, is_literal, keyword, leaf_name, string_value
+from mutagent.anatomy.vocabulary import (
+    ASYNC_LIMITS,
+    MODEL_OBJECT_WORDS,
+    MODEL_VERBS,
+    SDK_PACKAGES,
+    tokens,
+    words,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 
@@ -246,6 +255,59 @@ class DropIdleTimeout(Operator):
             ),
             note="a retry budget: a clock comparison that is no stream watchdog",
         ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "\n"
+                "class Agent:\n"
+                "    async def _model_output(self, messages):\n"
+                "        return await self.llm.ainvoke(messages)\n"
+                "\n"
+                "    async def step(self, messages):\n"
+                "        return await asyncio.wait_for(self._model_output(messages), timeout=self.limit)\n"
+            ),
+            after=(
+                "import asyncio\n"
+                "\n"
+                "class Agent:\n"
+                "    async def _model_output(self, messages):\n"
+                "        return await self.llm.ainvoke(messages)\n"
+                "\n"
+                "    async def step(self, messages):\n"
+                "        return await asyncio.wait_for(self._model_output(messages), timeout=None)\n"
+            ),
+            note="wait_for around a call that reaches the model through the file's call graph",
+        ),
+        Example(
+            before=(
+                "import litellm\n"
+                "\n"
+                "def send(messages, request_timeout):\n"
+                "    kwargs = {'model': 'gpt-x', 'messages': messages}\n"
+                "    kwargs['timeout'] = request_timeout\n"
+                "    return litellm.completion(**kwargs)\n"
+            ),
+            after=(
+                "import litellm\n"
+                "\n"
+                "def send(messages, request_timeout):\n"
+                "    kwargs = {'model': 'gpt-x', 'messages': messages}\n"
+                "    kwargs['timeout'] = None\n"
+                "    return litellm.completion(**kwargs)\n"
+            ),
+            note="a timeout entry of the keyword arguments spread into a model call",
+        ),
+        Example(
+            before=(
+                "import asyncio\n"
+                "\n"
+                "async def run(tool, call, lock, options):\n"
+                "    await asyncio.wait_for(lock.acquire(), timeout=5)\n"
+                "    options['timeout'] = 30\n"
+                "    return await asyncio.wait_for(tool.run(**call.arguments), timeout=60)\n"
+            ),
+            note="a lock, a tool run and an options dict no model call receives",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -256,6 +318,8 @@ class DropIdleTimeout(Operator):
             yield from _wait_limit(ctx, call)
         for node in ctx.findall(m.If()):
             yield from _watchdog(ctx, node)
+        for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=m.Subscript())])):
+            yield from _timeout_entry(ctx, assign)
 
 
 def _config_mutations(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
@@ -293,6 +357,51 @@ def _timeout_keyword(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
         yield Mutation(arg.value, NONE, f"timeout of {ctx.code(call.func)}(...) becomes None")
 
 
+def _timeout_entry(ctx: SourceContext, assign: cst.Assign) -> Iterator[Mutation]:
+    """``kwargs["timeout"] = request_timeout`` where the same function then hands ``**kwargs`` to a
+    call that (by name or the file's call graph) talks to the model: the entry is that call's
+    timeout. A ``"timeout"`` key of a dict that no model call receives is not."""
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return
+    index = target.slice[0].slice
+    if not isinstance(index, cst.Index) or string_value(index.value) != "timeout":
+        return
+    if is_literal(assign.value, "None") or not isinstance(target.value, cst.Name):
+        return
+    func = ctx.enclosing_function(assign)
+    if func is None:
+        return
+    mapping = target.value.value
+    for call in ctx.descendants(func, m.Call()):
+        spread = any(a.star == "**" and m.matches(a.value, m.Name(mapping)) for a in call.args)
+        line = ctx.enclosing(call, cst.SimpleStatementLine)
+        if spread and line is not None and _reaches_model(ctx, line, depth=1):
+            yield Mutation(
+                assign.value, NONE, f"the timeout handed to {ctx.code(call.func)}(**{mapping}) becomes None"
+            )
+            return
+
+
+def _reaches_model(ctx: SourceContext, node: cst.CSTNode, depth: int = 2) -> bool:
+    """Running ``node`` calls the model itself: an SDK or endpoint call, a model object's verb
+    (``self.llm.ainvoke(...)``, ``litellm.completion(...)``), or a function of the file that makes
+    one (the call graph, ``depth`` levels deep). A whole step or a browser action that reaches a
+    model only through other work (with its own limits) is not one."""
+    for call in own_calls(ctx, node):
+        if direct_model_call(ctx, call):
+            return True
+        chain = set(words(ctx.code(call.func)))
+        if chain & MODEL_OBJECT_WORDS and chain & MODEL_VERBS:
+            return True
+        if "litellm" in chain and chain & {"completion", "acompletion"}:
+            return True
+        target = callee(ctx, call)
+        if target is not None and depth > 0 and _reaches_model(ctx, target.body, depth - 1):
+            return True
+    return False
+
+
 def _model_api(ctx: SourceContext, call: cst.Call) -> bool:
     """An SDK client, a model call or ``with_options``: its timeout is always a model's."""
     sdk = any(name.split(".", 1)[0] in SDK_PACKAGES for name in ctx.qualified_names(call))
@@ -320,9 +429,14 @@ def _async_limit(ctx: SourceContext, call: cst.Call) -> Iterator[Mutation]:
     if arg is None or is_literal(arg.value, "None"):
         return
     guarded: list[cst.CSTNode] = positional[:1] if name == "asyncio.wait_for" else _with_body(ctx, call)
+    limit = INFINITY if name.startswith("trio.") else NONE
     if any(reads_stream(ctx, node) for node in guarded) and model_context(ctx, call):
-        limit = INFINITY if name.startswith("trio.") else NONE
         yield Mutation(arg.value, limit, f"{name} limit around a stream read removed")
+    elif name == "asyncio.wait_for" and guarded and _reaches_model(ctx, guarded[0]):
+        # ``asyncio.wait_for(self._get_model_output(msgs), timeout=...)``: by the call graph the
+        # awaited call talks to the model; the limit is that call's watchdog
+        what = f"{name} limit around the model call removed: a stalled model is waited on for ever"
+        yield Mutation(arg.value, limit, what)
 
 
 _SCHEDULERS = frozenset({"asyncio.ensure_future", "asyncio.create_task"})

@@ -566,6 +566,19 @@ class DropResponseClose(Operator):
             ),
             note="a loop over urls that skips failures is no retry: nothing is attempted again",
         ),
+        Example(
+            before=(
+                "import openai\n"
+                "\n"
+                "class ApiClient:\n"
+                "    def request(self, req):\n"
+                "        return self._client.send(req)\n"
+                "\n"
+                "    def close(self):\n"
+                "        self._client.close()\n"
+            ),
+            note="a client that sends requests is no iterator: its close at shutdown releases no stream",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.exits import exits_early
+from mutagent.anatomy.exits import exits_early, fails, raised_names
 from mutagent.anatomy.streams.context import handles_stream_events
 from mutagent.anatomy.streams.stop_check import is_stop_flag
 from mutagent.anatomy.streams.stop_reasons import is_reason_field, is_stop_reason
@@ -227,11 +227,42 @@ class OverwriteClosedBlock(Operator):
             ),
             note="a `stop` callback, a finish time, and the incoming event's own finish reason",
         ),
+        Example(
+            before=(
+                "class Sequence:\n"
+                "    def accept(self, event):\n"
+                "        if self.ended:\n"
+                "            raise StreamError('an event after the final end event')\n"
+                "        if event.type == 'end':\n"
+                "            self.ended = True\n"
+            ),
+            after=(
+                "class Sequence:\n"
+                "    def accept(self, event):\n"
+                "        if False:\n"
+                "            raise StreamError('an event after the final end event')\n"
+                "        if event.type == 'end':\n"
+                "            self.ended = True\n"
+            ),
+            note="a guard that refuses a straggler after the end with an error",
+        ),
+        Example(
+            before=(
+                "class Events:\n"
+                "    def next_event(self, event):\n"
+                "        if self.closed:\n"
+                "            raise StopIteration\n"
+                "        return event\n"
+            ),
+            note="an iterator that ends once closed: StopIteration is the end of reading, no refused event",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for node in ctx.nodes(cst.If):
-            if node.orelse is not None or not exits_early(node.body) or not handles_stream_events(ctx, node):
+            if node.orelse is not None or not handles_stream_events(ctx, node):
+                continue
+            if not (exits_early(node.body) or _refuses_late_event(node.body)):
                 continue
             for site in condition_sites(node.test, lambda leaf: _already_closed(ctx, leaf)):
                 # a late delta rewrites a closed block; a late chunk of an abandoned attempt is
@@ -239,6 +270,15 @@ class OverwriteClosedBlock(Operator):
                 yield Mutation(
                     site, FALSE, f"guard `{ctx.code(site)}` removed: a late event is taken in after the close"
                 )
+
+
+def _refuses_late_event(body: cst.BaseSuite) -> bool:
+    """``if self.ended: raise StreamError("event after its final end event")``: the guard refuses
+    the straggler with an error instead of dropping it. Ending the iteration (``raise
+    StopIteration``) is no refusal: it is how an iterator says it is done."""
+    if not fails(body):
+        return False
+    return not (raised_names(body) & {"stop", "iteration"} >= {"stop", "iteration"})
 
 
 def _already_closed(ctx: SourceContext, test: cst.BaseExpression) -> bool:

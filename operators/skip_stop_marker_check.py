@@ -21,13 +21,23 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import owner_of, references, same_place
 from mutagent.anatomy.exits import fails, raised_names
-from mutagent.anatomy.streams.stop_check import in_stop_branch, is_stop_flag, stop_flags, stop_test
+from mutagent.anatomy.streams.context import reads_stream
+from mutagent.anatomy.streams.stop_check import (
+    in_own_loop,
+    in_stop_branch,
+    is_stop_flag,
+    predicate_source,
+    reason_presence,
+    stop_flags,
+    stop_test,
+)
 from mutagent.anatomy.streams.stop_reasons import is_reason_field, is_stop_reason
 from mutagent.anatomy.syntax import (
     absence_of,
     condition_leaves,
     condition_sites,
     is_literal,
+    leaf_name,
     presence_of,
     single_comparison,
     statements,
@@ -461,6 +471,163 @@ class SkipStopMarkerCheck(Operator):
             ),
             note="a `stop` flag, a stop event, a finish time, and a `finish` nothing shows to be a reason",
         ),
+        Example(
+            before=(
+                "class Wrapper:\n"
+                "    def _cut_short(self):\n"
+                "        return self.active and self.received_finish_reason is None\n"
+                "\n"
+                "    def __next__(self):\n"
+                "        try:\n"
+                "            return next(self.chunks)\n"
+                "        except StopIteration:\n"
+                "            if self._cut_short():\n"
+                "                raise IncompleteStream('ended before a finish_reason')\n"
+                "            raise\n"
+            ),
+            after=(
+                "class Wrapper:\n"
+                "    def _cut_short(self):\n"
+                "        return self.active and self.received_finish_reason is None\n"
+                "\n"
+                "    def __next__(self):\n"
+                "        try:\n"
+                "            return next(self.chunks)\n"
+                "        except StopIteration:\n"
+                "            if False:\n"
+                "                raise IncompleteStream('ended before a finish_reason')\n"
+                "            raise\n"
+            ),
+            note="a one-line predicate (call graph) that no finish reason came; its own test is a site too",
+        ),
+        Example(
+            before=(
+                "def end_hop(hop, last_error):\n"
+                "    gave_up = hop.finish_reason is None and not hop.feedback\n"
+                "    if gave_up and last_error is not None:\n"
+                "        raise last_error\n"
+            ),
+            after=(
+                "def end_hop(hop, last_error):\n"
+                "    gave_up = False and not hop.feedback\n"
+                "    if gave_up and last_error is not None:\n"
+                "        raise last_error\n"
+            ),
+            note="a local holding the missing-finish-reason test, read by a branch that raises",
+        ),
+        Example(
+            before=(
+                "class ChatStream:\n"
+                "    def push(self, chunk):\n"
+                "        if chunk['choices'][0].get('finish_reason') is not None:\n"
+                "            self.terminal = True\n"
+                "\n"
+                "    def finish(self):\n"
+                "        if not self.terminal:\n"
+                "            raise StreamError('stream ended without a completion reason')\n"
+            ),
+            after=(
+                "class ChatStream:\n"
+                "    def push(self, chunk):\n"
+                "        if chunk['choices'][0].get('finish_reason') is not None:\n"
+                "            self.terminal = True\n"
+                "\n"
+                "    def finish(self):\n"
+                "        if False:\n"
+                "            raise StreamError('stream ended without a completion reason')\n"
+            ),
+            note="a flag the object sets once the finish reason arrives",
+        ),
+        Example(
+            before=(
+                "def consume(stream, memory):\n"
+                "    completed = False\n"
+                "    for chunk in stream:\n"
+                "        choice = chunk.choices[0]\n"
+                "        if choice.finish_reason:\n"
+                "            completed = True\n"
+                "            memory.record(choice)\n"
+                "    return completed\n"
+            ),
+            after=(
+                "def consume(stream, memory):\n"
+                "    completed = False\n"
+                "    for chunk in stream:\n"
+                "        choice = chunk.choices[0]\n"
+                "        if True:\n"
+                "            completed = True\n"
+                "            memory.record(choice)\n"
+                "    return completed\n"
+            ),
+            note="the reading loop's branch that finalises the reply once the finish reason arrives",
+        ),
+        Example(
+            before=(
+                "def translate(chunk):\n"
+                "    is_finished = False\n"
+                "    if chunk.choices[0].finish_reason:\n"
+                "        is_finished = True\n"
+                "    return {'text': chunk.choices[0].delta.content, 'is_finished': is_finished}\n"
+                "\n"
+                "def tally(chunks, counts):\n"
+                "    for chunk in chunks:\n"
+                "        if chunk.finish_reason:\n"
+                "            counts[chunk.finish_reason] += 1\n"
+            ),
+            note="a per-chunk translator's field and a tally of reasons: no completeness check",
+        ),
+        Example(
+            before=(
+                "class Wrapper:\n"
+                "    def _cut_short(self):\n"
+                "        return self.received_finish_reason is None\n"
+                "\n"
+                "    def close(self):\n"
+                "        if self._cut_short():\n"
+                "            log.info('closed early')\n"
+            ),
+            note="a predicate whose caller only logs: nothing refuses the cut stream",
+        ),
+        Example(
+            before=(
+                "async def call_llm(client, messages):\n"
+                "    result = None\n"
+                "    async for chunk in client.create_stream(messages):\n"
+                "        if isinstance(chunk, CreateResult):\n"
+                "            result = chunk\n"
+                "        else:\n"
+                "            yield chunk\n"
+                "    if result is None:\n"
+                "        raise RuntimeError('No final model result in streaming mode.')\n"
+                "    yield result\n"
+            ),
+            after=(
+                "async def call_llm(client, messages):\n"
+                "    result = None\n"
+                "    async for chunk in client.create_stream(messages):\n"
+                "        if isinstance(chunk, CreateResult):\n"
+                "            result = chunk\n"
+                "        else:\n"
+                "            yield chunk\n"
+                "    if False:\n"
+                "        raise RuntimeError('No final model result in streaming mode.')\n"
+                "    yield result\n"
+            ),
+            note="the stream's own final item (the assembled result) missing after the loop",
+        ),
+        Example(
+            before=(
+                "def first_row(rows):\n"
+                "    found = None\n"
+                "    for row in rows:\n"
+                "        if row.ok:\n"
+                "            found = row\n"
+                "    if found is None:\n"
+                "        raise LookupError('no row')\n"
+                "    return found\n"
+            ),
+            note="a search over rows that are no model stream",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -492,7 +659,54 @@ class SkipStopMarkerCheck(Operator):
                     f"`{ctx.code(after).splitlines()[0]}` after the loop (reached only when the stream "
                     "runs out before its end marker) removed: a cut stream ends quietly",
                 )
+        yield from self._through_predicates(ctx, checked)
+        for node in ctx.nodes(cst.If):
+            if fails(node.body) and _final_item_missing(ctx, node):
+                checked.append(node.test)
+                what = f"check `{ctx.code(node.test)}` that the stream's final result arrived bypassed"
+                yield Mutation(node.test, FALSE, what)
+        for node in ctx.nodes(cst.If):
+            if _finalises_on_reason(ctx, node):
+                checked.append(node.test)
+                yield Mutation(
+                    node.test,
+                    TRUE,
+                    f"`{ctx.code(node.test)}` assumed: every chunk finalises the reply, so a stream "
+                    "cut before its finish reason is recorded as complete",
+                )
         yield from self._initialised_flags(ctx, checked)
+
+    def _through_predicates(
+        self, ctx: SourceContext, checked: list[cst.BaseExpression]
+    ) -> Iterator[Mutation]:
+        """A completeness check one step away, by the call graph or a local: ``if
+        self._should_fail_on_clean_eof(): raise ...`` where that method returns ``... and
+        self.received_finish_reason is None``, or ``gave_up = hop.finish_reason is None and ...``
+        then ``if gave_up: raise``. The guarded branch fails; the marker test sits in the
+        predicate's ``return`` or the local's value."""
+        done: set[int] = set()
+        for node in ctx.nodes(cst.If):
+            if not fails(node.body) or in_stop_branch(ctx, node):
+                continue
+            for leaf in condition_leaves(node.test):
+                source = predicate_source(ctx, leaf)
+                if source is None:
+                    continue
+                inner = condition_sites(source, lambda x: self._marker_missing(ctx, x) is True)
+                if not inner:
+                    continue
+                if isinstance(leaf, cst.Call):
+                    checked.append(leaf)
+                    yield Mutation(
+                        leaf, FALSE, f"check `{ctx.code(leaf)}` for the end-of-turn marker bypassed"
+                    )
+                for site in inner:
+                    if id(site) not in done:
+                        done.add(id(site))
+                        checked.append(site)
+                        yield Mutation(
+                            site, FALSE, f"check `{ctx.code(site)}` for the end-of-turn marker bypassed"
+                        )
 
     @staticmethod
     def _marker_missing(ctx: SourceContext, test: cst.BaseExpression) -> bool | None:
@@ -566,6 +780,51 @@ class SkipStopMarkerCheck(Operator):
                     description = f"{ctx.code(flag)} starts out True: a stream without its end marker"
                     yield Mutation(assign.value, TRUE, f"{description} reads as complete")
                     break
+
+
+def _final_item_missing(ctx: SourceContext, node: cst.If) -> bool:
+    """``if model_result is None: raise`` right after ``async for chunk in client.create_stream():
+    if isinstance(chunk, CreateResult): model_result = chunk``: the stream's own final item (the
+    assembled result that only a complete stream yields) is missing. Three pieces meet: the loop
+    reads a model stream, the variable is set only from the loop's item, and the check follows
+    the loop and fails."""
+    missing = absence_of(node.test)
+    if not isinstance(missing, cst.Name):
+        return False
+    parent = ctx.parent(node)
+    body = list(getattr(parent, "body", ()))
+    if node not in body or body.index(node) == 0:
+        return False
+    loop = body[body.index(node) - 1]
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return False
+    if not (reads_stream(ctx, loop) or "stream" in tokens(leaf_name(loop.iter) or "")):
+        return False
+    sets = [
+        a
+        for a in ctx.descendants(loop.body, m.Assign())
+        if any(m.matches(t.target, m.Name(missing.value)) for t in a.targets)
+    ]
+    return bool(sets) and all(m.matches(a.value, m.Name(loop.target.value)) for a in sets)
+
+
+def _finalises_on_reason(ctx: SourceContext, node: cst.If) -> bool:
+    """``if choice.finish_reason: stream_completed = True; ...record the reply...``: the one
+    branch where a chat stream's finish reason marks the reply complete (a flag named for
+    completion is set True). Two pieces of evidence meet: the test is the reason's presence and
+    the branch records completion. A branch that only counts or logs reasons sets no such flag."""
+    leaves = list(condition_leaves(node.test))
+    if len(leaves) != 1 or reason_presence(node.test) is None or in_stop_branch(ctx, node):
+        return False
+    if not in_own_loop(ctx, node):
+        return False  # a per-chunk translator marks one chunk; only the reading loop finalises
+    for statement in statements(node.body):
+        if isinstance(statement, cst.Assign) and is_literal(statement.value, "True"):
+            for target in statement.targets:
+                name = leaf_name(target.target) or ""
+                if tokens(name) & _COMPLETION_WORDS:
+                    return True
+    return False
 
 
 def _reason(ctx: SourceContext, test: cst.BaseExpression, field: cst.BaseExpression) -> bool:

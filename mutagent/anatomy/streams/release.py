@@ -146,8 +146,9 @@ def _self_attribute(expr: cst.CSTNode) -> str | None:
     return None
 
 
-#: Calls that advance an iterator by hand.
-_ADVANCE = frozenset({"__next__", "__anext__", "asend", "send"})
+#: Calls that advance an iterator by hand. Not ``send``: ``self._client.send(request)`` is an HTTP
+#: client sending a request, and closing that client is no stream release.
+_ADVANCE = frozenset({"__next__", "__anext__", "asend"})
 
 
 def iterated_source(ctx: SourceContext, receiver: cst.CSTNode) -> bool:

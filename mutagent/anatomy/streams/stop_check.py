@@ -9,8 +9,10 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.dataflow import same_place
+from mutagent.anatomy.dataflow import local_values, same_place
+from mutagent.anatomy.streams.stop_reasons import is_reason_field
 from mutagent.anatomy.syntax import (
+    absence_of,
     boolean_nodes,
     condition_leaves,
     is_literal,
@@ -210,6 +212,23 @@ def stop_flags(ctx: SourceContext) -> list[cst.BaseExpression]:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(stop_test(ctx, leaf) is True for leaf in condition_leaves(node.value)):
                 flags.extend(t for t in targets if isinstance(t, (cst.Name, cst.Attribute, cst.Subscript)))
+        # A branch taken once the stream's finish reason arrived (``if choices[0].get("finish_reason")
+        # is not None: self.terminal = True``): in a chat stream the reason is the end marker.
+        for node in ctx.nodes(cst.If):
+            leaves = list(condition_leaves(node.test))
+            conjunction = all(isinstance(b.operator, cst.And) for b in boolean_nodes(node.test))
+            found = any(reason_presence(leaf) is not None for leaf in leaves)
+            if (len(leaves) == 1 or conjunction) and found:
+                # state that outlives the chunk: on the object (``self.terminal``), or a local of
+                # the loop that reads the stream; a per-chunk translator's local is data
+                in_loop = in_own_loop(ctx, node)
+                for target, value in _assignments_in(node.body):
+                    if not is_literal(value, "True"):
+                        continue
+                    if (isinstance(target, cst.Attribute) and root_name(target) == "self") or (
+                        isinstance(target, cst.Name) and in_loop
+                    ):
+                        flags.append(target)
         # One step further: what is set only once such a flag is set (``terminal_response =
         # event.response`` on the completed event, then ``if terminal_response is not None:
         # final_response = ...``) records the marker too.
@@ -248,3 +267,73 @@ def _object_stop_flags(ctx: SourceContext) -> frozenset[str]:
         for flag in stop_flags(ctx)
         if isinstance(flag, cst.Attribute) and root_name(flag) in ("self", "cls")
     )
+
+
+def _reads_reason(expr: cst.CSTNode) -> bool:
+    """``choice.finish_reason``, ``chunk["stop_reason"]``, ``choices[0].get("finish_reason")``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+        key = string_value(expr.args[0].value) if expr.args else None
+        return bool(key) and key.isidentifier() and is_reason_field(cst.Name(key))  # type: ignore[union-attr]
+    return is_reason_field(expr)
+
+
+def reason_presence(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The reason field ``test`` finds present (``choice.finish_reason``, ``... is not None``)."""
+    present = presence_of(test)
+    if present is None:
+        parts = single_comparison(test)
+        if parts is not None and isinstance(parts[1], cst.IsNot) and is_literal(parts[2], "None"):
+            present = parts[0]  # ``x.get("finish_reason") is not None`` (a call, not a name)
+    return present if present is not None and _reads_reason(present) else None
+
+
+def reason_absence(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The reason field ``test`` finds missing (``finish_reason is None``, ``not stop_reason``)."""
+    missing = absence_of(test)
+    return missing if missing is not None and _reads_reason(missing) else None
+
+
+def predicate_source(ctx: SourceContext, leaf: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What ``leaf`` stands for: the ``return`` expression of the one-line predicate it calls
+    (``self._should_fail()`` -> a method of the same class, ``cut(x)`` -> a function of the
+    file), or the value a local it reads was given in the same function (``gave_up``)."""
+    if isinstance(leaf, cst.Call):
+        func = leaf.func
+        target: cst.FunctionDef | None = None
+        if isinstance(func, cst.Attribute) and m.matches(func.value, m.Name("self")):
+            cls = ctx.enclosing(leaf, cst.ClassDef)
+            if isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock):
+                methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+                target = next((s for s in methods if s.name.value == func.attr.value), None)
+        elif isinstance(func, cst.Name):
+            target = next(
+                (s for s in ctx.module.body if isinstance(s, cst.FunctionDef) and s.name.value == func.value),
+                None,
+            )
+        if target is None:
+            return None
+        body = [s for s in statements(target.body) if not _is_docstring(s)]
+        if len(body) == 1 and isinstance(body[0], cst.Return) and body[0].value is not None:
+            return body[0].value
+        return None
+    if isinstance(leaf, cst.Name):
+        values = local_values(ctx, leaf)
+        tests = (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)
+        if len(values) == 1 and isinstance(values[0], tests):
+            return values[0]
+    return None
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    strings = (cst.SimpleString, cst.ConcatenatedString)
+    return isinstance(statement, cst.Expr) and isinstance(statement.value, strings)
+
+
+def in_own_loop(ctx: SourceContext, node: cst.CSTNode) -> bool:
+    """``node`` sits in a ``for``/``while`` of its own function (the loop that reads the stream)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
