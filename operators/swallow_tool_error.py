@@ -122,6 +122,11 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
                 emptied.append(
                     Mutation(node.value, empty, "the caught tool error is reported as an empty result")
                 )
+        if m.matches(node, _APPEND) and _renders_failure(node.args[0].value, caught):
+            empty = empty_like(node.args[0].value)
+            if empty is not None:  # ``values.append(f"Execution error in {name}: {err}")``
+                said = "the caught tool error is collected as empty"
+                emptied.append(Mutation(node.args[0].value, empty, said))
         if isinstance(node, cst.Call) and id(node) not in results and _names_a_result(node):
             for arg in node.args:
                 if arg.keyword is not None and words(arg.keyword.value) & {"error", "errors"}:
@@ -141,6 +146,7 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
     return emptied
 
 
+_APPEND = m.Call(func=m.Attribute(attr=m.Name("append")), args=[m.Arg(keyword=None, star="")])
 _RESULT_OBJECT_NOUNS = frozenset("result results output outcome observation".split())
 
 
@@ -675,6 +681,29 @@ class SwallowToolError(Operator):
                 "        raise\n"
             ),
             note="the agent's own act() runs no tool; a handler that always re-raises reports nothing",
+        ),
+        Example(
+            before=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values, is_errors = [], []\n"
+                "    for call in tool_calls:\n"
+                "        try:\n"
+                "            values.append(self.tools[call.name](**call.args))\n"
+                "        except Exception as err:\n"
+                '            values.append(f"Execution error in {call.name}: {err}")\n'
+                "    return values\n"
+            ),
+            after=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values, is_errors = [], []\n"
+                "    for call in tool_calls:\n"
+                "        try:\n"
+                "            values.append(self.tools[call.name](**call.args))\n"
+                "        except Exception as err:\n"
+                '            values.append("")\n'
+                "    return values\n"
+            ),
+            note="the error text collected into the list of values sent back",
         ),
     )
 

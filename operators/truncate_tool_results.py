@@ -24,7 +24,7 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.results import dict_payload, text_values, tool_results
+from mutagent.anatomy.tools.results import dict_payload, observation_slots, text_values, tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import first_chars
@@ -420,9 +420,51 @@ class TruncateToolResults(Operator):
             ),
             note="a Gemini function call (not its response) names the function too",
         ),
+        Example(
+            before=(
+                "def forward(self, trajectory, pred, idx):\n"
+                "    try:\n"
+                '        trajectory[f"observation_{idx}"] = self.tools[pred.tool](**pred.args)\n'
+                "    except Exception as err:\n"
+                '        trajectory[f"observation_{idx}"] = f"Execution error: {err}"\n'
+            ),
+            after=(
+                "def forward(self, trajectory, pred, idx):\n"
+                "    try:\n"
+                '        trajectory[f"observation_{idx}"] = self.tools[pred.tool](**pred.args)[:10]\n'
+                "    except Exception as err:\n"
+                '        trajectory[f"observation_{idx}"] = f"Execution error: {err}"\n'
+            ),
+            note="a ReAct trajectory files the tool's output under an observation key the prompt renders",
+        ),
+        Example(
+            before=(
+                "def results(tool_calls, values, is_errors):\n"
+                "    return [ToolCallResult(call_id=c.id, name=c.name, value=v, is_error=e)\n"
+                "            for c, v, e in zip(tool_calls, values, is_errors)]\n"
+            ),
+            after=(
+                "def results(tool_calls, values, is_errors):\n"
+                "    return [ToolCallResult(call_id=c.id, name=c.name, value=v[:10], is_error=e)\n"
+                "            for c, v, e in zip(tool_calls, values, is_errors)]\n"
+            ),
+            note="a result object named for the output keeps the tool's return in a value field",
+        ),
+        Example(
+            before=(
+                "def think(self, trajectory, idx, prompt):\n"
+                '    trajectory[f"observation_{idx}"] = self.model.generate(prompt)\n'
+                '    trajectory["output_tokens"] = self.tools.run_count(prompt)\n'
+                "    return ToolCall(call_id=idx, name='search', value=prompt)\n"
+            ),
+            note="a model's text under an observation key, a token count, a call (not a result) with a value",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for observed in observation_slots(ctx):
+            cut = "the tool's output filed as an observation is cut to its first 10 characters"
+            yield Mutation(observed, first_chars(observed), cut)
         for result in tool_results(ctx):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:

@@ -314,6 +314,12 @@ def _with_nested_ids(fields: Fields, id_key: str) -> tuple[Fields, str | None]:
     return fields, id_key
 
 
+def _named_for_output(fields: Fields) -> bool:
+    """A constructor whose name says it holds what a tool produced (``ToolCallResult``)."""
+    name = final_name(fields.node) if isinstance(fields.node, cst.Call) else None
+    return bool(name and name[:1].isupper() and words(name) & _OUTPUT_NOUNS)
+
+
 def _tool_output_object(fields: Fields) -> ToolResult | None:
     """A constructor named for a tool's output (``ToolOutput``, ``ToolCallResult``,
     ``FunctionResult``) that carries no provider call id: the tool's side of the result, which
@@ -392,6 +398,8 @@ def _classify_shape(fields: Fields, ctx: SourceContext | None = None) -> ToolRes
             content_key = next((k for k in _PAYLOAD_KEYS if k in keys), None)
         if id_key and content_key is None and ctx is not None:
             content_key = _payload_from_tool(ctx, fields, id_key)
+        if id_key and content_key is None and "value" in keys and _named_for_output(fields):
+            content_key = "value"  # dspy's ``ToolCallResult(call_id=..., name=..., value=...)``
         if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
             return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
@@ -460,3 +468,36 @@ def dict_payload(ctx: SourceContext, content: cst.BaseExpression) -> bool:
         return True
     values = local_values(ctx, content) if isinstance(content, cst.Name) else []
     return bool(values) and all(isinstance(value, cst.Dict) for value in values)
+
+
+#: Words of a key that files what a tool produced: ``trajectory[f"observation_{idx}"]``,
+#: ``state["tool_output"]``.
+_SLOT_WORDS = frozenset("observation observations output outputs".split())
+
+
+def observation_slots(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """The tool invocations whose value is filed straight under a key named for an observation
+    (``trajectory[f"observation_{idx}"] = self.tools[name](**args)``): a ReAct-style trajectory
+    that the next prompt renders for the model. ``cache[f"observation_{i}"] = model.generate(...)``
+    files no tool's output, and a key that only counts (``stats["output_tokens"]``) is no slot."""
+
+    def compute() -> list[cst.BaseExpression]:
+        found = []
+        for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=m.Subscript())])):
+            target = assign.targets[0].target
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = index.value if isinstance(index, cst.Index) else None
+            if key is None or in_test(ctx, assign):
+                continue
+            text = " ".join(
+                s.value for s in walk(key) if isinstance(s, (cst.SimpleString, cst.FormattedStringText))
+            )
+            said = words(text)
+            if not said & _SLOT_WORDS or said & {"tokens", "count", "len", "size"}:
+                continue
+            value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+            if isinstance(value, cst.Call) and is_tool_invocation(ctx, value):
+                found.append(assign.value)
+        return found
+
+    return ctx.cached(("tools", "observation_slots"), compute)
