@@ -24,7 +24,6 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.failures import composed_failure
 from mutagent.anatomy.tools.results import dict_payload, observation_slots, text_values, tool_results
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
@@ -460,21 +459,6 @@ class TruncateToolResults(Operator):
             ),
             note="a model's text under an observation key, a token count, a call (not a result) with a value",
         ),
-        Example(
-            before=(
-                "def call_tool(tool, args):\n"
-                "    try:\n"
-                "        return tool.call(**args)\n"
-                "    except Exception as e:\n"
-                "        return ToolOutput(content='Encountered error: ' + str(e), tool_name=tool.name, "
-                "is_error=True)\n"
-                "\n"
-                "def missing(call):\n"
-                "    return {'role': 'tool', 'tool_call_id': call.id,\n"
-                "            'content': f'Tool {call.name} not found'}\n"
-            ),
-            note="error reports the loop composes: cutting them cuts nothing a tool returned",
-        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
@@ -489,7 +473,5 @@ class TruncateToolResults(Operator):
                     yield Mutation(content, _values_cut(content), cut)
                     continue
                 for target in _text_targets(ctx, content, may_be_text):
-                    if composed_failure(ctx, target):
-                        continue  # ``f"Error: {e}"``: the loop's report, not what the tool returned
                     description = f"{result.label} {result.content_key} cut to its first 10 characters"
                     yield Mutation(target, first_chars(target), description)
