@@ -95,7 +95,12 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
     {"error": str(e)}``, the content of a tool result built there) becomes empty."""
     caught = caught_name(handler)
     emptied = []
+    reported = _names_bound_to_reports(handler, caught)
     for node in walk(handler.body):
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in reported:
+            said = "the caught tool error is reported as an empty result"
+            # ``result = await failure_error_function(error=e)`` ... ``return result``
+            emptied.append(Mutation(node.value, cst.SimpleString('""'), said))
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
             empty = empty_like(node.value)
             if id(node.value) not in results and empty is not None and renders_failure(node.value, caught):
@@ -128,6 +133,18 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
 
 _APPEND = m.Call(func=m.Attribute(attr=m.Name("append")), args=[m.Arg(keyword=None, star="")])
 _RESULT_OBJECT_NOUNS = frozenset("result results output outcome observation".split())
+
+
+def _names_bound_to_reports(handler: cst.ExceptHandler, caught: str | None) -> set[str]:
+    """Locals the handler binds to a report built by a call from the caught error (``result =
+    await make_failure_text(error=e)``) -- a value no literal can empty in place."""
+    bound = set()
+    for node in walk(handler.body):
+        if m.matches(node, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+            value = node.value.expression if isinstance(node.value, cst.Await) else node.value
+            if isinstance(value, cst.Call) and empty_like(value) is None and renders_failure(value, caught):
+                bound.add(node.targets[0].target.value)
+    return bound
 
 
 def _names_a_result(call: cst.Call) -> bool:
@@ -711,6 +728,29 @@ class SwallowToolError(Operator):
                 "    return FunctionResultEntry(tool_call_id=call.tool_call_id, result=str(res))\n"
             ),
             note="a handler that raises unless configured to report: the report path is still the model's",
+        ),
+        Example(
+            before=(
+                "async def __call__(self, ctx, input):\n"
+                "    try:\n"
+                "        return await self._invoke_tool_impl(ctx, input)\n"
+                "    except Exception as e:\n"
+                "        result = await failure_error_function(ctx, error=e)\n"
+                "        if result is None:\n"
+                "            raise\n"
+                "        return result\n"
+            ),
+            after=(
+                "async def __call__(self, ctx, input):\n"
+                "    try:\n"
+                "        return await self._invoke_tool_impl(ctx, input)\n"
+                "    except Exception as e:\n"
+                "        result = await failure_error_function(ctx, error=e)\n"
+                "        if result is None:\n"
+                "            raise\n"
+                '        return ""\n'
+            ),
+            note="the error text a failure function makes from the exception, returned as the tool's output",
         ),
     )
 

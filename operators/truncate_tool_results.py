@@ -459,11 +459,55 @@ class TruncateToolResults(Operator):
             ),
             note="a model's text under an observation key, a token count, a call (not a result) with a value",
         ),
+        Example(
+            before=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        values.append(value)\n"
+                "    return ToolCallResults.from_calls_and_values(tool_calls, values)\n"
+            ),
+            after=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        values.append(value[:10])\n"
+                "    return ToolCallResults.from_calls_and_values(tool_calls, values)\n"
+            ),
+            note="tool outputs collected one per call and handed to the builder of the results",
+        ),
+        Example(
+            before=(
+                "def handle_tool_call_results(self, results, reasoning):\n"
+                "    for r in results:\n"
+                "        reasoning.append(ObservationStep(observation=str(r.tool_output.content)))\n"
+            ),
+            after=(
+                "def handle_tool_call_results(self, results, reasoning):\n"
+                "    for r in results:\n"
+                "        reasoning.append(ObservationStep(observation=str(r.tool_output.content)[:10]))\n"
+            ),
+            note="a ReAct observation step built from a tool's output",
+        ),
+        Example(
+            before=(
+                "def timings(self, tool_calls, log):\n"
+                "    durations = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        durations.append(value)\n"
+                "    log.info('ran %d tools', len(durations))\n"
+                "    return ObservationStep(observation=self.model.reply_text)\n"
+            ),
+            note="tool values only counted, and an observation made from the model's reply",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
         for observed in observation_slots(ctx):
-            cut = "the tool's output filed as an observation is cut to its first 10 characters"
+            cut = "the tool's output, as the model is shown it, is cut to its first 10 characters"
             yield Mutation(observed, first_chars(observed), cut)
         for result in tool_results(ctx):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks

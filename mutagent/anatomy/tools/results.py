@@ -348,6 +348,23 @@ def _tool_output_object(fields: Fields) -> ToolResult | None:
     return ToolResult(fields, "tool-output", id_key, content_key)
 
 
+def _observation_step(ctx: SourceContext | None, fields: Fields) -> ToolResult | None:
+    """A step named for an observation whose ``observation`` reads a tool's output
+    (``ObservationReasoningStep(observation=str(result.tool_output.content))``): the text a ReAct
+    prompt shows the model after the tool ran. An observation made of anything else (a model's
+    reply, a constant) is not a tool's."""
+    if ctx is None or not isinstance(fields.node, cst.Call):
+        return None
+    name = final_name(fields.node) or ""
+    if not (name[:1].isupper() and "observation" in words(name)):
+        return None
+    for value in fields.all("observation"):
+        said = node_words(ctx, value)
+        if said & TOOL_NOUNS and said & _OUTPUT_NOUNS:
+            return ToolResult(fields, "tool-output", None, "observation")
+    return None
+
+
 #: The head noun of a class that keeps an account of a call (camel's ``ToolCallingRecord``, a
 #: ``ToolCallLog``): handed back to the caller or a log, never what the model receives.
 _BOOKKEEPING_HEADS = frozenset("record records log logs trace span metric metrics".split())
@@ -405,7 +422,7 @@ def _classify_shape(fields: Fields, ctx: SourceContext | None = None) -> ToolRes
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
         return ToolResult(fields, "mcp", None, "content")
     if kind is None and role is None:
-        return _tool_output_object(fields)
+        return _tool_output_object(fields) or _observation_step(ctx, fields)
     return None
 
 
@@ -498,6 +515,33 @@ def observation_slots(ctx: SourceContext) -> list[cst.BaseExpression]:
             value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
             if isinstance(value, cst.Call) and is_tool_invocation(ctx, value):
                 found.append(assign.value)
-        return found
+        return found + _collected_outputs(ctx)
 
     return ctx.cached(("tools", "observation_slots"), compute)
+
+
+def _collected_outputs(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """``values.append(value)`` where ``value`` is what a tool invocation returned and ``values``
+    is handed to a builder of results (``ToolCallResults.from_tool_calls_and_values(calls, values,
+    is_errors)``): the outputs collected for the model, one per call. A list of tool values that
+    is only counted or logged is not handed to a result builder."""
+    found = []
+    append = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(value=m.Name())])
+    for call in ctx.findall(append):
+        scope = ctx.enclosing_function(call)
+        if scope is None or in_test(ctx, call):
+            continue
+        item = call.args[0].value
+        invoked = [v.expression if isinstance(v, cst.Await) else v for v in local_values(ctx, item)]
+        if not any(isinstance(v, cst.Call) and is_tool_invocation(ctx, v) for v in invoked):
+            continue
+        listed = call.func.value.value
+        for builder in walk(scope):
+            if (
+                isinstance(builder, cst.Call)
+                and node_words(ctx, builder.func) & _OUTPUT_NOUNS
+                and any(m.matches(arg.value, m.Name(listed)) for arg in builder.args)
+            ):
+                found.append(item)
+                break
+    return found
