@@ -22,7 +22,15 @@ The mutation follows the style the code reports errors in:
   ``return {"error": str(e)}``, the content of a tool result built there) becomes empty
   (``""``/``{}``), so the failure reads as an empty success.
 
-Handlers that re-raise, only log, or guard a model call rather than a tool are left alone.
+Also: the branch that answers a request for an unknown tool with an error report instead of
+raising (``if tool is None: error_msg = f"Tool {name} not found"``; see
+``mutagent.anatomy.tools.unknown``) has its report emptied; an error text appended to the
+values sent back, or given as the ``error=`` of a result object (``ActionResult(error=...)``),
+or made by a failure function from the exception and returned, becomes empty too.
+
+Handlers that always re-raise, only log, or guard a model call rather than a tool are left
+alone; a handler that re-raises only some failures (``if isinstance(e, InterruptedError):
+raise``) or returns a report before raising still reports the others to the model.
 """
 
 from __future__ import annotations

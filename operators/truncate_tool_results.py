@@ -12,7 +12,15 @@ dataclasses, pydantic models and TypedDicts), including content assigned into th
 (``response["content"] = str(out)``). Text is sliced where it is given; list-of-blocks content
 -- a literal, a comprehension, a local list (annotated ``list[...]``, or built with ``append``)
 -- has the ``text`` of its text blocks sliced instead. Constants (``"ok"``, ``PLACEHOLDER``) and
-calls that return data (``model_dump()``) are left alone: slicing them cuts no tool's text."""
+calls that return data (``model_dump()``) are left alone: slicing them cuts no tool's text.
+
+Also recognised (see ``mutagent.anatomy.tools.results``): a message that keeps ``content=""`` and
+the output in a field of its own (``FunctionCallingMessage(result=...)``), a tool's output object
+without a call id (``ToolOutput(content=...)``), a result object's ``value`` field, a Gemini
+function response (its dict payload has each value's text cut), an observation step built from a
+tool's output, a tool's output filed under an observation key (``trajectory[f"observation_{i}"]
+= tools[name](...)``) and tool outputs collected for a builder of results. A record of the call
+handed back to the caller (``ToolCallingRecord``) is not what the model reads."""
 
 from __future__ import annotations
 
@@ -24,7 +32,13 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.results import dict_payload, observation_slots, text_values, tool_results
+from mutagent.anatomy.tools.results import (
+    dict_payload,
+    observation_slots,
+    summarised_outputs,
+    text_values,
+    tool_results,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import first_chars
@@ -503,9 +517,39 @@ class TruncateToolResults(Operator):
             ),
             note="tool values only counted, and an observation made from the model's reply",
         ),
+        Example(
+            before=(
+                "def summarize(calls_and_results, template):\n"
+                "    def fmt(call: FunctionCall, result: FunctionExecutionResult) -> str:\n"
+                "        return template.format(tool_name=call.name, result=result.content)\n"
+                "\n"
+                "    return '\\n'.join(fmt(c, r) for c, r in calls_and_results)\n"
+            ),
+            after=(
+                "def summarize(calls_and_results, template):\n"
+                "    def fmt(call: FunctionCall, result: FunctionExecutionResult) -> str:\n"
+                "        return template.format(tool_name=call.name, result=result.content[:10])\n"
+                "\n"
+                "    return '\\n'.join(fmt(c, r) for c, r in calls_and_results)\n"
+            ),
+            note="a summary step renders each tool result's output into the text the model is shown",
+        ),
+        Example(
+            before=(
+                "def describe(reply: ChatResult, template) -> str:\n"
+                "    return template.format(result=reply.content)\n"
+                "\n"
+                "def failed(result: FunctionExecutionResult) -> bool:\n"
+                "    return result.content == 'error'\n"
+            ),
+            note="a model reply's content rendered, and a tool result's content only compared",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for shown in summarised_outputs(ctx):
+            cut = "the tool output in the summary shown to the model is cut to its first 10 characters"
+            yield Mutation(shown, first_chars(shown), cut)
         for observed in observation_slots(ctx):
             cut = "the tool's output, as the model is shown it, is cut to its first 10 characters"
             yield Mutation(observed, first_chars(observed), cut)

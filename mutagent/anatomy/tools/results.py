@@ -12,6 +12,15 @@ own dataclass, pydantic model or TypedDict. It may be a dict literal (plus the k
 it later in the function: ``response["content"] = out``), ``dict(...)``, or a constructor called
 with keywords, or positionally when the class is defined in the file. Method calls that merely
 *mention* the fields (``journal.record(tool_use_id=...)``) are not results: only constructors are.
+
+Beyond those shapes: a Gemini function response (``Part.from_function_response(name=...,
+response=...)``, paired by name); a tool's output object without a provider call id
+(``ToolOutput(content=..., is_error=...)``, ``ToolCallResult(tool_id=..., ...)``: a constructor
+named for a tool *and* an output); an observation step built from a tool's output; call ids
+kept in a tool message's extra fields. A message that keeps ``content=""`` has its output read
+from its payload field. A record of a call handed back to the caller (``ToolCallingRecord``) is
+not a result. ``observation_slots`` finds tool outputs filed under an observation key or
+collected for a builder of results.
 """
 
 from __future__ import annotations
@@ -545,3 +554,46 @@ def _collected_outputs(ctx: SourceContext) -> list[cst.BaseExpression]:
                 found.append(item)
                 break
     return found
+
+
+#: Fields of a tool's result object that hold what the tool produced.
+_OUTPUT_FIELDS = frozenset({"content", "output", "result", "text"})
+
+
+def summarised_outputs(ctx: SourceContext) -> list[cst.Attribute]:
+    """A tool result's output read into a summary the model is shown: ``format(result=result.content,
+    ...)`` or ``f"{result.content}"`` in a function that takes the result as a parameter annotated
+    with a tool-result type (``result: FunctionExecutionResult``). Two pieces of evidence: the
+    parameter's type is named for a tool and an output, and its output field is rendered into
+    text. A parameter typed ``ChatResult``/``str`` or a field that is only compared is neither."""
+
+    def compute() -> list[cst.Attribute]:
+        found = []
+        for function in ctx.nodes(cst.FunctionDef):
+            typed = set()
+            for param in function.params.params:
+                annotation = ctx.code(param.annotation.annotation) if param.annotation else ""
+                said = words(annotation)
+                if said & (TOOL_NOUNS | {"call"}) and said & _OUTPUT_NOUNS:
+                    typed.add(param.name.value)
+            if not typed or in_test(ctx, function):
+                continue
+            for node in walk(function.body):
+                if not (
+                    isinstance(node, cst.Attribute)
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value in typed
+                    and node.attr.value in _OUTPUT_FIELDS
+                ):
+                    continue
+                parent = ctx.parent(node)
+                rendered = isinstance(parent, cst.FormattedStringExpression) or (
+                    isinstance(parent, cst.Arg)
+                    and isinstance(ctx.parent(parent), cst.Call)
+                    and final_name(ctx.parent(parent)) == "format"
+                )
+                if rendered:
+                    found.append(node)
+        return found
+
+    return ctx.cached(("tools", "summarised_outputs"), compute)
