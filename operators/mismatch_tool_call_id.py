@@ -11,6 +11,11 @@ Anthropic ``tool_result`` blocks/``ToolResultBlockParam``, ``tool_call_id`` of O
 ``function_call_output`` items, and the same fields of the project's own dataclasses, pydantic
 models and TypedDicts (by keyword, or by position when the class is defined in the file). The
 ids of the *calls* themselves (``tool_use`` blocks, ``function_call`` items) are never touched.
+Also: a ``role: "tool"`` message whose id sits in its extra fields (``additional_kwargs=
+{"tool_call_id": ...}``), a tool's result object naming its call by a ``tool_id`` field
+(``ToolCallResult``), and a Gemini function response, paired with its call by the function's
+``name`` (or ``id``). A record of the call handed back to the caller (``ToolCallingRecord``) is
+not what the model reads.
 """
 
 from __future__ import annotations

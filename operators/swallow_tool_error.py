@@ -22,7 +22,15 @@ The mutation follows the style the code reports errors in:
   ``return {"error": str(e)}``, the content of a tool result built there) becomes empty
   (``""``/``{}``), so the failure reads as an empty success.
 
-Handlers that re-raise, only log, or guard a model call rather than a tool are left alone.
+Also: the branch that answers a request for an unknown tool with an error report instead of
+raising (``if tool is None: error_msg = f"Tool {name} not found"``; see
+``mutagent.anatomy.tools.unknown``) has its report emptied; an error text appended to the
+values sent back, or given as the ``error=`` of a result object (``ActionResult(error=...)``),
+or made by a failure function from the exception and returned, becomes empty too.
+
+Handlers that always re-raise, only log, or guard a model call rather than a tool are left
+alone; a handler that re-raises only some failures (``if isinstance(e, InterruptedError):
+raise``) or returns a report before raising still reports the others to the model.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import libcst.matchers as m
 from mutagent.anatomy.agent_code import agent_code
 from mutagent.anatomy.syntax import final_name, string_value, walk
 from mutagent.anatomy.tools.context import in_tool_context
+from mutagent.anatomy.tools.failures import caught_name, renders_failure
 from mutagent.anatomy.tools.invocation import invokes_tool
 from mutagent.anatomy.tools.results import fields_of, tool_results
 from mutagent.anatomy.tools.unknown import unknown_tool_answers
@@ -46,7 +55,6 @@ from mutagent.mutation.rewrite import empty_like
 
 _ERROR_FLAG_WORDS = frozenset("error errored failed failure crashed".split())
 _SUCCESS_FLAG_WORDS = frozenset("ok success succeeded successful".split())
-_REPORT_WORDS = frozenset("error failed failure exception crashed traceback".split())
 _FALSE, _TRUE = cst.Name("False"), cst.Name("True")
 
 
@@ -62,26 +70,6 @@ def _flag_assignments(ctx: SourceContext) -> Iterator[cst.Assign]:
         ):
             continue
         yield assign
-
-
-def _renders_failure(expr: cst.BaseExpression, caught: str | None) -> bool:
-    """Text or data that tells of the failure: it uses the caught exception (not just passes it
-    on), calls ``traceback.format_exc()``, or is a message with an error word in it."""
-    if isinstance(expr, cst.Name):
-        return False
-    inner = list(walk(expr))
-    if caught and any(isinstance(n, cst.Name) and n.value == caught for n in inner):
-        return True
-    if any(isinstance(n, cst.Name) and n.value == "format_exc" for n in inner) or any(
-        isinstance(n, cst.Attribute) and n.attr.value == "format_exc" for n in inner
-    ):
-        return True
-    text = " ".join(s.value for s in inner if isinstance(s, (cst.SimpleString, cst.FormattedStringText)))
-    return bool(words(text) & _REPORT_WORDS)
-
-
-def _caught_name(handler: cst.ExceptHandler) -> str | None:
-    return handler.name.name.value if handler.name and isinstance(handler.name.name, cst.Name) else None
 
 
 _FAILED_STATUSES = frozenset({"error", "failed", "failure"})
@@ -113,19 +101,29 @@ def _flag_flips(ctx: SourceContext, handler: cst.ExceptHandler) -> list[Mutation
 def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: dict) -> list[Mutation]:
     """The error text or data the handler hands on (``output = f"Error: {e}"``, ``return
     {"error": str(e)}``, the content of a tool result built there) becomes empty."""
-    caught = _caught_name(handler)
+    caught = caught_name(handler)
     emptied = []
+    reported = _names_bound_to_reports(handler, caught)
     for node in walk(handler.body):
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in reported:
+            said = "the caught tool error is reported as an empty result"
+            # ``result = await failure_error_function(error=e)`` ... ``return result``
+            emptied.append(Mutation(node.value, cst.SimpleString('""'), said))
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
             empty = empty_like(node.value)
-            if id(node.value) not in results and empty is not None and _renders_failure(node.value, caught):
+            if id(node.value) not in results and empty is not None and renders_failure(node.value, caught):
                 emptied.append(
                     Mutation(node.value, empty, "the caught tool error is reported as an empty result")
                 )
+        if m.matches(node, _APPEND) and renders_failure(node.args[0].value, caught):
+            empty = empty_like(node.args[0].value)
+            if empty is not None:  # ``values.append(f"Execution error in {name}: {err}")``
+                said = "the caught tool error is collected as empty"
+                emptied.append(Mutation(node.args[0].value, empty, said))
         if isinstance(node, cst.Call) and id(node) not in results and _names_a_result(node):
             for arg in node.args:
                 if arg.keyword is not None and words(arg.keyword.value) & {"error", "errors"}:
-                    if _renders_failure(arg.value, caught) and empty_like(arg.value) is not None:
+                    if renders_failure(arg.value, caught) and empty_like(arg.value) is not None:
                         emptied.append(
                             Mutation(
                                 arg.value,
@@ -135,13 +133,26 @@ def _emptied_reports(ctx: SourceContext, handler: cst.ExceptHandler, results: di
                             )
                         )
         for content in results[id(node)].contents if id(node) in results else ():
-            if _renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
+            if renders_failure(content, caught) and any(a is handler for a in ctx.ancestors(content)):
                 empty = empty_like(content) or cst.SimpleString('""')
                 emptied.append(Mutation(content, empty, "the caught tool error goes back as empty content"))
     return emptied
 
 
+_APPEND = m.Call(func=m.Attribute(attr=m.Name("append")), args=[m.Arg(keyword=None, star="")])
 _RESULT_OBJECT_NOUNS = frozenset("result results output outcome observation".split())
+
+
+def _names_bound_to_reports(handler: cst.ExceptHandler, caught: str | None) -> set[str]:
+    """Locals the handler binds to a report built by a call from the caught error (``result =
+    await make_failure_text(error=e)``) -- a value no literal can empty in place."""
+    bound = set()
+    for node in walk(handler.body):
+        if m.matches(node, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+            value = node.value.expression if isinstance(node.value, cst.Await) else node.value
+            if isinstance(value, cst.Call) and empty_like(value) is None and renders_failure(value, caught):
+                bound.add(node.targets[0].target.value)
+    return bound
 
 
 def _names_a_result(call: cst.Call) -> bool:
@@ -222,6 +233,8 @@ def _always_raises(handler: cst.ExceptHandler) -> bool:
     """The handler raises on every path: a ``raise`` among its own statements, not only under an
     ``if`` (``if isinstance(e, InterruptedError): raise`` re-raises some failures and reports the
     rest to the model)."""
+    if any(isinstance(node, cst.Return) for node in walk(handler.body)):
+        return False  # ``if continue_on_error: return Result(error=...)`` then ``raise``: one path reports
     for statement in handler.body.body:
         if isinstance(statement, cst.SimpleStatementLine) and any(
             isinstance(small, cst.Raise) for small in statement.body
@@ -675,6 +688,77 @@ class SwallowToolError(Operator):
                 "        raise\n"
             ),
             note="the agent's own act() runs no tool; a handler that always re-raises reports nothing",
+        ),
+        Example(
+            before=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values, is_errors = [], []\n"
+                "    for call in tool_calls:\n"
+                "        try:\n"
+                "            values.append(self.tools[call.name](**call.args))\n"
+                "        except Exception as err:\n"
+                '            values.append(f"Execution error in {call.name}: {err}")\n'
+                "    return values\n"
+            ),
+            after=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values, is_errors = [], []\n"
+                "    for call in tool_calls:\n"
+                "        try:\n"
+                "            values.append(self.tools[call.name](**call.args))\n"
+                "        except Exception as err:\n"
+                '            values.append("")\n'
+                "    return values\n"
+            ),
+            note="the error text collected into the list of values sent back",
+        ),
+        Example(
+            before=(
+                "async def create_function_result(call, client, continue_on_fn_error):\n"
+                "    try:\n"
+                "        res = await client.execute_tool(call.name, call.arguments)\n"
+                "    except Exception as e:\n"
+                "        if continue_on_fn_error is True:\n"
+                "            return FunctionResultEntry(tool_call_id=call.tool_call_id, "
+                'result=f"Error while executing {call.name}: {e}")\n'
+                '        raise RunException(f"Failed to execute tool {call.name}") from e\n'
+                "    return FunctionResultEntry(tool_call_id=call.tool_call_id, result=str(res))\n"
+            ),
+            after=(
+                "async def create_function_result(call, client, continue_on_fn_error):\n"
+                "    try:\n"
+                "        res = await client.execute_tool(call.name, call.arguments)\n"
+                "    except Exception as e:\n"
+                "        if continue_on_fn_error is True:\n"
+                "            return FunctionResultEntry(tool_call_id=call.tool_call_id, "
+                'result="")\n'
+                '        raise RunException(f"Failed to execute tool {call.name}") from e\n'
+                "    return FunctionResultEntry(tool_call_id=call.tool_call_id, result=str(res))\n"
+            ),
+            note="a handler that raises unless configured to report: the report path is still the model's",
+        ),
+        Example(
+            before=(
+                "async def __call__(self, ctx, input):\n"
+                "    try:\n"
+                "        return await self._invoke_tool_impl(ctx, input)\n"
+                "    except Exception as e:\n"
+                "        result = await failure_error_function(ctx, error=e)\n"
+                "        if result is None:\n"
+                "            raise\n"
+                "        return result\n"
+            ),
+            after=(
+                "async def __call__(self, ctx, input):\n"
+                "    try:\n"
+                "        return await self._invoke_tool_impl(ctx, input)\n"
+                "    except Exception as e:\n"
+                "        result = await failure_error_function(ctx, error=e)\n"
+                "        if result is None:\n"
+                "            raise\n"
+                '        return ""\n'
+            ),
+            note="the error text a failure function makes from the exception, returned as the tool's output",
         ),
     )
 

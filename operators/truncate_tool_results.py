@@ -12,7 +12,15 @@ dataclasses, pydantic models and TypedDicts), including content assigned into th
 (``response["content"] = str(out)``). Text is sliced where it is given; list-of-blocks content
 -- a literal, a comprehension, a local list (annotated ``list[...]``, or built with ``append``)
 -- has the ``text`` of its text blocks sliced instead. Constants (``"ok"``, ``PLACEHOLDER``) and
-calls that return data (``model_dump()``) are left alone: slicing them cuts no tool's text."""
+calls that return data (``model_dump()``) are left alone: slicing them cuts no tool's text.
+
+Also recognised (see ``mutagent.anatomy.tools.results``): a message that keeps ``content=""`` and
+the output in a field of its own (``FunctionCallingMessage(result=...)``), a tool's output object
+without a call id (``ToolOutput(content=...)``), a result object's ``value`` field, a Gemini
+function response (its dict payload has each value's text cut), an observation step built from a
+tool's output, a tool's output filed under an observation key (``trajectory[f"observation_{i}"]
+= tools[name](...)``) and tool outputs collected for a builder of results. A record of the call
+handed back to the caller (``ToolCallingRecord``) is not what the model reads."""
 
 from __future__ import annotations
 
@@ -24,7 +32,13 @@ import libcst.matchers as m
 
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import final_name, final_name_or_key, is_constant, walk
-from mutagent.anatomy.tools.results import dict_payload, text_values, tool_results
+from mutagent.anatomy.tools.results import (
+    dict_payload,
+    observation_slots,
+    summarised_outputs,
+    text_values,
+    tool_results,
+)
 from mutagent.mutation.context import SourceContext
 from mutagent.mutation.operator import Example, Mutation, Operator
 from mutagent.mutation.rewrite import first_chars
@@ -420,9 +434,125 @@ class TruncateToolResults(Operator):
             ),
             note="a Gemini function call (not its response) names the function too",
         ),
+        Example(
+            before=(
+                "def forward(self, trajectory, pred, idx):\n"
+                "    try:\n"
+                '        trajectory[f"observation_{idx}"] = self.tools[pred.tool](**pred.args)\n'
+                "    except Exception as err:\n"
+                '        trajectory[f"observation_{idx}"] = f"Execution error: {err}"\n'
+            ),
+            after=(
+                "def forward(self, trajectory, pred, idx):\n"
+                "    try:\n"
+                '        trajectory[f"observation_{idx}"] = self.tools[pred.tool](**pred.args)[:10]\n'
+                "    except Exception as err:\n"
+                '        trajectory[f"observation_{idx}"] = f"Execution error: {err}"\n'
+            ),
+            note="a ReAct trajectory files the tool's output under an observation key the prompt renders",
+        ),
+        Example(
+            before=(
+                "def results(tool_calls, values, is_errors):\n"
+                "    return [ToolCallResult(call_id=c.id, name=c.name, value=v, is_error=e)\n"
+                "            for c, v, e in zip(tool_calls, values, is_errors)]\n"
+            ),
+            after=(
+                "def results(tool_calls, values, is_errors):\n"
+                "    return [ToolCallResult(call_id=c.id, name=c.name, value=v[:10], is_error=e)\n"
+                "            for c, v, e in zip(tool_calls, values, is_errors)]\n"
+            ),
+            note="a result object named for the output keeps the tool's return in a value field",
+        ),
+        Example(
+            before=(
+                "def think(self, trajectory, idx, prompt):\n"
+                '    trajectory[f"observation_{idx}"] = self.model.generate(prompt)\n'
+                '    trajectory["output_tokens"] = self.tools.run_count(prompt)\n'
+                "    return ToolCall(call_id=idx, name='search', value=prompt)\n"
+            ),
+            note="a model's text under an observation key, a token count, a call (not a result) with a value",
+        ),
+        Example(
+            before=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        values.append(value)\n"
+                "    return ToolCallResults.from_calls_and_values(tool_calls, values)\n"
+            ),
+            after=(
+                "def execute_tool_calls(self, tool_calls):\n"
+                "    values = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        values.append(value[:10])\n"
+                "    return ToolCallResults.from_calls_and_values(tool_calls, values)\n"
+            ),
+            note="tool outputs collected one per call and handed to the builder of the results",
+        ),
+        Example(
+            before=(
+                "def handle_tool_call_results(self, results, reasoning):\n"
+                "    for r in results:\n"
+                "        reasoning.append(ObservationStep(observation=str(r.tool_output.content)))\n"
+            ),
+            after=(
+                "def handle_tool_call_results(self, results, reasoning):\n"
+                "    for r in results:\n"
+                "        reasoning.append(ObservationStep(observation=str(r.tool_output.content)[:10]))\n"
+            ),
+            note="a ReAct observation step built from a tool's output",
+        ),
+        Example(
+            before=(
+                "def timings(self, tool_calls, log):\n"
+                "    durations = []\n"
+                "    for call in tool_calls:\n"
+                "        value = self.tools[call.name](**call.args)\n"
+                "        durations.append(value)\n"
+                "    log.info('ran %d tools', len(durations))\n"
+                "    return ObservationStep(observation=self.model.reply_text)\n"
+            ),
+            note="tool values only counted, and an observation made from the model's reply",
+        ),
+        Example(
+            before=(
+                "def summarize(calls_and_results, template):\n"
+                "    def fmt(call: FunctionCall, result: FunctionExecutionResult) -> str:\n"
+                "        return template.format(tool_name=call.name, result=result.content)\n"
+                "\n"
+                "    return '\\n'.join(fmt(c, r) for c, r in calls_and_results)\n"
+            ),
+            after=(
+                "def summarize(calls_and_results, template):\n"
+                "    def fmt(call: FunctionCall, result: FunctionExecutionResult) -> str:\n"
+                "        return template.format(tool_name=call.name, result=result.content[:10])\n"
+                "\n"
+                "    return '\\n'.join(fmt(c, r) for c, r in calls_and_results)\n"
+            ),
+            note="a summary step renders each tool result's output into the text the model is shown",
+        ),
+        Example(
+            before=(
+                "def describe(reply: ChatResult, template) -> str:\n"
+                "    return template.format(result=reply.content)\n"
+                "\n"
+                "def failed(result: FunctionExecutionResult) -> bool:\n"
+                "    return result.content == 'error'\n"
+            ),
+            note="a model reply's content rendered, and a tool result's content only compared",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        for shown in summarised_outputs(ctx):
+            cut = "the tool output in the summary shown to the model is cut to its first 10 characters"
+            yield Mutation(shown, first_chars(shown), cut)
+        for observed in observation_slots(ctx):
+            cut = "the tool's output, as the model is shown it, is cut to its first 10 characters"
+            yield Mutation(observed, first_chars(observed), cut)
         for result in tool_results(ctx):
             may_be_text = result.dialect != "mcp"  # MCP content is always a list of blocks
             for content in result.contents:

@@ -6,5 +6,7 @@ so vocabulary matches whole words only (``vocabulary.tool_words``).
 and payload are: the tool-result and tool-call-id roles), ``context`` (code that handles tool
 calls), ``guards`` (contract checks: a guard exactly one of whose branches refuses, read by the
 allow-list, approval, tenant and validation roles), ``allowlist`` (tool names and tool
-collections), ``arguments`` (a tool call's arguments and their validation).
+collections), ``arguments`` (a tool call's arguments and their validation), ``unknown`` (the
+branch that answers a request for an unknown tool with an error report), ``failures`` (reports
+that tell the model a tool failed).
 """

@@ -12,6 +12,15 @@ own dataclass, pydantic model or TypedDict. It may be a dict literal (plus the k
 it later in the function: ``response["content"] = out``), ``dict(...)``, or a constructor called
 with keywords, or positionally when the class is defined in the file. Method calls that merely
 *mention* the fields (``journal.record(tool_use_id=...)``) are not results: only constructors are.
+
+Beyond those shapes: a Gemini function response (``Part.from_function_response(name=...,
+response=...)``, paired by name); a tool's output object without a provider call id
+(``ToolOutput(content=..., is_error=...)``, ``ToolCallResult(tool_id=..., ...)``: a constructor
+named for a tool *and* an output); an observation step built from a tool's output; call ids
+kept in a tool message's extra fields. A message that keeps ``content=""`` has its output read
+from its payload field. A record of a call handed back to the caller (``ToolCallingRecord``) is
+not a result. ``observation_slots`` finds tool outputs filed under an observation key or
+collected for a builder of results.
 """
 
 from __future__ import annotations
@@ -314,6 +323,12 @@ def _with_nested_ids(fields: Fields, id_key: str) -> tuple[Fields, str | None]:
     return fields, id_key
 
 
+def _named_for_output(fields: Fields) -> bool:
+    """A constructor whose name says it holds what a tool produced (``ToolCallResult``)."""
+    name = final_name(fields.node) if isinstance(fields.node, cst.Call) else None
+    return bool(name and name[:1].isupper() and words(name) & _OUTPUT_NOUNS)
+
+
 def _tool_output_object(fields: Fields) -> ToolResult | None:
     """A constructor named for a tool's output (``ToolOutput``, ``ToolCallResult``,
     ``FunctionResult``) that carries no provider call id: the tool's side of the result, which
@@ -340,6 +355,23 @@ def _tool_output_object(fields: Fields) -> ToolResult | None:
     if content_key is None and not set(ERROR_FLAG_KEYS) & keys and id_key is None:
         return None
     return ToolResult(fields, "tool-output", id_key, content_key)
+
+
+def _observation_step(ctx: SourceContext | None, fields: Fields) -> ToolResult | None:
+    """A step named for an observation whose ``observation`` reads a tool's output
+    (``ObservationReasoningStep(observation=str(result.tool_output.content))``): the text a ReAct
+    prompt shows the model after the tool ran. An observation made of anything else (a model's
+    reply, a constant) is not a tool's."""
+    if ctx is None or not isinstance(fields.node, cst.Call):
+        return None
+    name = final_name(fields.node) or ""
+    if not (name[:1].isupper() and "observation" in words(name)):
+        return None
+    for value in fields.all("observation"):
+        said = node_words(ctx, value)
+        if said & TOOL_NOUNS and said & _OUTPUT_NOUNS:
+            return ToolResult(fields, "tool-output", None, "observation")
+    return None
 
 
 #: The head noun of a class that keeps an account of a call (camel's ``ToolCallingRecord``, a
@@ -392,12 +424,14 @@ def _classify_shape(fields: Fields, ctx: SourceContext | None = None) -> ToolRes
             content_key = next((k for k in _PAYLOAD_KEYS if k in keys), None)
         if id_key and content_key is None and ctx is not None:
             content_key = _payload_from_tool(ctx, fields, id_key)
+        if id_key and content_key is None and "value" in keys and _named_for_output(fields):
+            content_key = "value"  # dspy's ``ToolCallResult(call_id=..., name=..., value=...)``
         if id_key and (content_key or set(ERROR_FLAG_KEYS) & keys):
             return ToolResult(fields, _DIALECT_OF_ID[id_key], id_key, content_key)
     if isinstance(fields.node, cst.Call) and final_name(fields.node) == "CallToolResult":
         return ToolResult(fields, "mcp", None, "content")
     if kind is None and role is None:
-        return _tool_output_object(fields)
+        return _tool_output_object(fields) or _observation_step(ctx, fields)
     return None
 
 
@@ -460,3 +494,106 @@ def dict_payload(ctx: SourceContext, content: cst.BaseExpression) -> bool:
         return True
     values = local_values(ctx, content) if isinstance(content, cst.Name) else []
     return bool(values) and all(isinstance(value, cst.Dict) for value in values)
+
+
+#: Words of a key that files what a tool produced: ``trajectory[f"observation_{idx}"]``,
+#: ``state["tool_output"]``.
+_SLOT_WORDS = frozenset("observation observations output outputs".split())
+
+
+def observation_slots(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """The tool invocations whose value is filed straight under a key named for an observation
+    (``trajectory[f"observation_{idx}"] = self.tools[name](**args)``): a ReAct-style trajectory
+    that the next prompt renders for the model. ``cache[f"observation_{i}"] = model.generate(...)``
+    files no tool's output, and a key that only counts (``stats["output_tokens"]``) is no slot."""
+
+    def compute() -> list[cst.BaseExpression]:
+        found = []
+        for assign in ctx.findall(m.Assign(targets=[m.AssignTarget(target=m.Subscript())])):
+            target = assign.targets[0].target
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = index.value if isinstance(index, cst.Index) else None
+            if key is None or in_test(ctx, assign):
+                continue
+            text = " ".join(
+                s.value for s in walk(key) if isinstance(s, (cst.SimpleString, cst.FormattedStringText))
+            )
+            said = words(text)
+            if not said & _SLOT_WORDS or said & {"tokens", "count", "len", "size"}:
+                continue
+            value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+            if isinstance(value, cst.Call) and is_tool_invocation(ctx, value):
+                found.append(assign.value)
+        return found + _collected_outputs(ctx)
+
+    return ctx.cached(("tools", "observation_slots"), compute)
+
+
+def _collected_outputs(ctx: SourceContext) -> list[cst.BaseExpression]:
+    """``values.append(value)`` where ``value`` is what a tool invocation returned and ``values``
+    is handed to a builder of results (``ToolCallResults.from_tool_calls_and_values(calls, values,
+    is_errors)``): the outputs collected for the model, one per call. A list of tool values that
+    is only counted or logged is not handed to a result builder."""
+    found = []
+    append = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(value=m.Name())])
+    for call in ctx.findall(append):
+        scope = ctx.enclosing_function(call)
+        if scope is None or in_test(ctx, call):
+            continue
+        item = call.args[0].value
+        invoked = [v.expression if isinstance(v, cst.Await) else v for v in local_values(ctx, item)]
+        if not any(isinstance(v, cst.Call) and is_tool_invocation(ctx, v) for v in invoked):
+            continue
+        listed = call.func.value.value
+        for builder in walk(scope):
+            if (
+                isinstance(builder, cst.Call)
+                and node_words(ctx, builder.func) & _OUTPUT_NOUNS
+                and any(m.matches(arg.value, m.Name(listed)) for arg in builder.args)
+            ):
+                found.append(item)
+                break
+    return found
+
+
+#: Fields of a tool's result object that hold what the tool produced.
+_OUTPUT_FIELDS = frozenset({"content", "output", "result", "text"})
+
+
+def summarised_outputs(ctx: SourceContext) -> list[cst.Attribute]:
+    """A tool result's output read into a summary the model is shown: ``format(result=result.content,
+    ...)`` or ``f"{result.content}"`` in a function that takes the result as a parameter annotated
+    with a tool-result type (``result: FunctionExecutionResult``). Two pieces of evidence: the
+    parameter's type is named for a tool and an output, and its output field is rendered into
+    text. A parameter typed ``ChatResult``/``str`` or a field that is only compared is neither."""
+
+    def compute() -> list[cst.Attribute]:
+        found = []
+        for function in ctx.nodes(cst.FunctionDef):
+            typed = set()
+            for param in function.params.params:
+                annotation = ctx.code(param.annotation.annotation) if param.annotation else ""
+                said = words(annotation)
+                if said & (TOOL_NOUNS | {"call"}) and said & _OUTPUT_NOUNS:
+                    typed.add(param.name.value)
+            if not typed or in_test(ctx, function):
+                continue
+            for node in walk(function.body):
+                if not (
+                    isinstance(node, cst.Attribute)
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value in typed
+                    and node.attr.value in _OUTPUT_FIELDS
+                ):
+                    continue
+                parent = ctx.parent(node)
+                rendered = isinstance(parent, cst.FormattedStringExpression) or (
+                    isinstance(parent, cst.Arg)
+                    and isinstance(ctx.parent(parent), cst.Call)
+                    and final_name(ctx.parent(parent)) == "format"
+                )
+                if rendered:
+                    found.append(node)
+        return found
+
+    return ctx.cached(("tools", "summarised_outputs"), compute)

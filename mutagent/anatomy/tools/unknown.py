@@ -45,6 +45,9 @@ _LOOKUP_VERBS = frozenset("get lookup find resolve".split())
 _IS_NONE = m.Comparison(comparisons=[m.ComparisonTarget(operator=m.Is(), comparator=m.Name("None"))])
 
 
+_APPEND = m.Call(func=m.Attribute(attr=m.Name("append")), args=[m.Arg(keyword=None, star="")])
+
+
 @dataclass(frozen=True)
 class UnknownToolAnswer:
     """The ``if`` that tells a missing tool from a present one, and the statements of its
@@ -61,6 +64,8 @@ class UnknownToolAnswer:
                 if isinstance(node, (cst.Assign, cst.AnnAssign, cst.Return)) and node.value is not None:
                     if _is_report(node.value):
                         yield node.value
+                elif m.matches(node, _APPEND) and _is_report(node.args[0].value):
+                    yield node.args[0].value  # ``values.append(f"Unknown tool: {name}")``
 
 
 def _is_report(value: cst.BaseExpression) -> bool:
