@@ -47,6 +47,39 @@ class AcceptTruncatedToolArguments(Operator):
             before=(
                 "import json\n"
                 "\n"
+                "def execute_from_stream(self, data):\n"
+                "    try:\n"
+                "        name = data['function']['name']\n"
+                "        args = json.loads(data['function']['arguments'])\n"
+                "        result = self._tools[name](**args)\n"
+                "        return record(name, args, result)\n"
+                "    except Exception as e:\n"
+                "        logger.error(f'Error processing tool call: {e}')\n"
+                "        return None\n"
+            ),
+            after=(
+                "import json\n"
+                "\n"
+                "def execute_from_stream(self, data):\n"
+                "    try:\n"
+                "        name = data['function']['name']\n"
+                "        try:\n"
+                "            args = json.loads(data['function']['arguments'])\n"
+                "        except ValueError:\n"
+                "            args = {}\n"
+                "        result = self._tools[name](**args)\n"
+                "        return record(name, args, result)\n"
+                "    except Exception as e:\n"
+                "        logger.error(f'Error processing tool call: {e}')\n"
+                "        return None\n"
+            ),
+            note="a catch-all around a whole block of work: the parse itself is made lenient, not "
+            "the block's handler",
+        ),
+        Example(
+            before=(
+                "import json\n"
+                "\n"
                 "def parse_actions(tool_calls):\n"
                 "    actions = []\n"
                 "    for tool_call in tool_calls:\n"
@@ -318,9 +351,28 @@ def _decode_handlers(ctx: SourceContext, line: cst.SimpleStatementLine) -> list[
             return None
         if isinstance(ancestor, cst.Try):
             catching = [h for h in ancestor.handlers if _catches_decode_error(ctx, h)]
+            if catching and _guards_a_larger_block(ctx, ancestor, catching):
+                return None
             if catching:
                 return catching
     return None
+
+
+_BROAD = frozenset({"builtins.Exception", "builtins.BaseException"})
+
+
+def _guards_a_larger_block(ctx: SourceContext, block: cst.Try, handlers: list[cst.ExceptHandler]) -> bool:
+    """``try: name = ...; args = json.loads(...); ...run the tool... except Exception: return
+    None``: only catch-alls reach the parse, and they guard a whole block of work besides it.
+    Their ``return None`` answers any failure of the block; turned into ``args = {}`` it would
+    fall through and answer the same, so the parse itself is made lenient instead. A catch-all
+    around the parse alone (``try: args = json.loads(raw) except Exception: raise
+    FormatError(...)``) is the parse's own handler."""
+    broad = all(
+        handler.type is None or any(ctx.qualified_names(t) & _BROAD for t in caught_classes(handler))
+        for handler in handlers
+    )
+    return broad and len(block.body.body) > 2
 
 
 def _catches_decode_error(ctx: SourceContext, handler: cst.ExceptHandler) -> bool:

@@ -38,8 +38,22 @@ from collections.abc import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from mutagent.anatomy.syntax import final_name, final_name_or_key, single_comparison, string_value, walk
-from mutagent.anatomy.tools.approval import asks_for_approval, gates_side_effect
+from mutagent.anatomy.dataflow import local_values
+from mutagent.anatomy.syntax import (
+    final_name,
+    final_name_or_key,
+    is_constant,
+    single_comparison,
+    string_value,
+    walk,
+)
+from mutagent.anatomy.tools.approval import (
+    PENDING_WORDS,
+    asks_for_approval,
+    gates_side_effect,
+    names_requirement,
+    pending_approval,
+)
 from mutagent.anatomy.tools.context import in_tool_context
 from mutagent.anatomy.tools.guards import (
     branches,
@@ -317,6 +331,66 @@ def _asks_before_acting(ctx: SourceContext, guard: cst.CSTNode, leaves: list[cst
     return False
 
 
+def _deferral_filters(ctx: SourceContext) -> Iterator[Mutation]:
+    """``to_defer = [fc for fc in calls if run_ctx.requires_confirmation(fc.name) or
+    _is_server_deferred(fc)]``: a comprehension sorting tool calls by whether they need approval.
+    Each approval requirement in its filter (and, beside one, a test named for a call waiting on
+    approval) becomes ``False``: calls that need approval land with the ones that run. A filter
+    with no approval requirement (``[c for c in calls if c.pending]``) is not sorted by approval."""
+    for compif in ctx.findall(m.CompIf()):
+        leaves = guard_leaves(compif.test)
+        required = [leaf for leaf in leaves if names_requirement(ctx, leaf)]
+        if not required or not (_at_call_time(ctx, compif) or _sorts_calls(ctx, compif)):
+            continue
+        waiting = [
+            leaf
+            for leaf in leaves
+            if leaf not in required
+            and isinstance(leaf, cst.Call)
+            and words(final_name(leaf) or "") & PENDING_WORDS
+        ]
+        for leaf in [*required, *waiting]:
+            yield Mutation(
+                leaf,
+                cst.Name("False"),
+                f"approval requirement `{ctx.code(leaf)}` never holds: calls that need approval are "
+                "not held back and run without it",
+            )
+
+
+def _sorts_calls(ctx: SourceContext, compif: cst.CompIf) -> bool:
+    """The comprehension iterates tool calls: ``for fc in fcalls`` with ``fcalls =
+    get_function_calls(res.outputs)`` -- not ``for t in tools`` (tool definitions)."""
+    comp_for = ctx.parent(compif)
+    if not isinstance(comp_for, cst.CompFor):
+        return False
+    sources = [comp_for.iter]
+    if isinstance(comp_for.iter, cst.Name):
+        sources += [v for v in local_values(ctx, comp_for.iter) if v is not comp_for.iter]
+    return any(node_words(ctx, source) & {"call", "calls"} for source in sources)
+
+
+def _requirement_answers(ctx: SourceContext) -> Iterator[Mutation]:
+    """The predicate a loop asks before holding a call for approval: ``def
+    requires_confirmation(self, tool_name): ...; return config.get("requires_confirmation",
+    False)`` (named for the requirement) or ``return getattr(fc, "confirmation_status", None) ==
+    "pending"`` (the call's approval status is pending). Its computed answer becomes ``False``:
+    every call is reported as needing no approval. Constant returns (``return False``) stay."""
+    for ret in ctx.findall(m.Return()):
+        function = ctx.enclosing_function(ret)
+        if function is None or ret.value is None or is_constant(ret.value):
+            continue
+        own = words(function.name.value)
+        named = bool(own & {"requires", "require", "needs", "need"} and own & _APPROVAL)
+        if named or pending_approval(ctx, ret.value):
+            yield Mutation(
+                ret.value,
+                cst.Name("False"),
+                f"approval predicate `{function.name.value}` always answers False: a call that needs "
+                "approval runs without it",
+            )
+
+
 class SkipApproval(Operator):
     name = "skip-approval"
     description = "A side-effecting tool runs without the approval it requires."
@@ -329,6 +403,48 @@ class SkipApproval(Operator):
         "run and the model got an error result saying approval was refused."
     )
     examples = (
+        Example(
+            before=(
+                "async def run(run_ctx, outputs):\n"
+                "    fcalls = get_function_calls(outputs)\n"
+                "    to_defer = [fc for fc in fcalls if run_ctx.requires_confirmation(fc.name)]\n"
+                "    to_execute = [fc for fc in fcalls if fc not in to_defer]\n"
+                "    return await run_ctx.execute_function_calls(to_execute), to_defer\n"
+            ),
+            after=(
+                "async def run(run_ctx, outputs):\n"
+                "    fcalls = get_function_calls(outputs)\n"
+                "    to_defer = [fc for fc in fcalls if False]\n"
+                "    to_execute = [fc for fc in fcalls if fc not in to_defer]\n"
+                "    return await run_ctx.execute_function_calls(to_execute), to_defer\n"
+            ),
+            note="tool calls sorted by an approval requirement in a comprehension",
+        ),
+        Example(
+            before=(
+                "def listed(tools):\n"
+                "    return [t.name for t in tools if t.requires_approval]\n"
+            ),
+            note="tool definitions listed for display: no call is held back",
+        ),
+        Example(
+            before=(
+                "def _is_server_deferred(fc):\n"
+                "    return getattr(fc, 'confirmation_status', None) == 'pending'\n"
+            ),
+            after=(
+                "def _is_server_deferred(fc):\n"
+                "    return False\n"
+            ),
+            note="the predicate answering whether a call waits for approval",
+        ),
+        Example(
+            before=(
+                "def is_waiting(job):\n"
+                "    return job.status == 'pending'\n"
+            ),
+            note="a pending job, not a call waiting for approval",
+        ),
         Example(
             before=(
                 "def handle_shell_commands(self, commands):\n"
@@ -581,6 +697,8 @@ class SkipApproval(Operator):
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:
+        yield from _deferral_filters(ctx)
+        yield from _requirement_answers(ctx)
         for guard in guards(ctx):
             leaves = guard_leaves(guard.test)
             about_approval = any(node_words(ctx, leaf) & (_SIDE_EFFECT | _REQUIRES) for leaf in leaves)

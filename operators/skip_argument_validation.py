@@ -53,6 +53,7 @@ import libcst.matchers as m
 from mutagent.anatomy.agent_code import agent_code
 from mutagent.anatomy.dataflow import local_values
 from mutagent.anatomy.syntax import caught_classes, final_name, final_name_or_key, is_constant, names_in, walk
+from mutagent.anatomy.tools.allowlist import is_tool_collection
 from mutagent.anatomy.tools.arguments import (
     from_arguments,
     is_argument_name,
@@ -120,6 +121,8 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
     if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
         target = inner.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
+            if node_words(ctx, inner.left) & _INJECTED:
+                return None  # ``self.ctx_param_name not in all_kwargs``: what the framework injects
             required = mentions_arguments(ctx, target.comparator)
             extra = from_arguments(ctx, inner.left) and _names_schema_keys(ctx, target.comparator)
             return ("hand-written", isinstance(target.operator, cst.In)) if required or extra else None
@@ -130,6 +133,10 @@ def _argument_check(ctx: SourceContext, operand: cst.BaseExpression) -> tuple[st
             return "hand-written", None
     return None
 
+
+#: A key naming what the framework injects into a call (its context object), not what the model
+#: supplies: checking it is present checks the framework's wiring, not the model's arguments.
+_INJECTED = frozenset("ctx context".split())
 
 _RECORDING_METHODS = frozenset("append add extend insert update".split())
 
@@ -360,6 +367,60 @@ def _catches_pydantic_validation(ctx: SourceContext, call: cst.Call) -> bool:
     return False
 
 
+def _looked_up_tool_class(ctx: SourceContext, model: cst.BaseExpression) -> bool:
+    """``message_class = self.llm_tools_map.get(request)`` (or ``[request]``): the model validated
+    is the requested tool's own class, so what it validates is that tool's call. A class looked up
+    in a registry of anything else (``self.schemas.get(kind)``) is not."""
+    if not isinstance(model, cst.Name):
+        return False
+    values = [v for v in local_values(ctx, model) if v is not model]
+    for value in values:
+        is_get = isinstance(value, cst.Call) and final_name(value) == "get"
+        if is_get and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, cst.Subscript):
+            value = value.value
+        else:
+            return False
+        if not is_tool_collection(ctx, value):
+            return False
+    return bool(values)
+
+
+def _is_parameter(ctx: SourceContext, node: cst.CSTNode, name: str) -> bool:
+    """``annotation`` in ``annotation(**value)`` is a parameter of the enclosing function: a
+    model class handed in (``convert(value, annotation)``), not a function of the file."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    params = function.params
+    return any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def _refuses_invalid_arguments(ctx: SourceContext, call: cst.Call) -> bool:
+    """``try: validated = action.param_model(**params) except Exception as e: raise
+    ValueError(f"Invalid parameters ...")``: the handler of the ``try`` around ``call`` raises a
+    refusal (named invalid/validation), so building the model is what checks the arguments. A
+    handler that logs and goes on (``except Exception: model = None``) says nothing."""
+    previous: cst.CSTNode = call
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.Try) and previous is ancestor.body:
+            return any(
+                any(
+                    isinstance(n, cst.Raise) and n.exc is not None and node_words(ctx, n.exc) & _INVALID_WORDS
+                    for n in walk(handler.body)
+                )
+                for handler in ancestor.handlers
+            )
+        previous = ancestor
+    return False
+
+
+_INVALID_WORDS = frozenset("invalid validation malformed".split())
+
+
 def _imports_json(ctx: SourceContext) -> bool:
     return bool(
         ctx.findall(
@@ -378,7 +439,15 @@ def _unvalidated(ctx: SourceContext, call: cst.Call) -> cst.BaseExpression | Non
     if name not in PYDANTIC_VALIDATORS or data is None or not isinstance(call.func, cst.Attribute):
         return None
     model = call.func.value
-    if not (from_arguments(ctx, data) or words(final_name_or_key(model) or "") & _MODEL_WORDS):
+    wrapped = isinstance(data, cst.Dict) and any(
+        isinstance(e, cst.DictElement) and from_arguments(ctx, e.value) for e in data.elements
+    )  # ``wrapper.model_validate({"value": v})`` for ``v`` taken from the arguments
+    if not (
+        from_arguments(ctx, data)
+        or wrapped
+        or words(final_name_or_key(model) or "") & _MODEL_WORDS
+        or (_looked_up_tool_class(ctx, model) and _catches_pydantic_validation(ctx, call))
+    ):
         return None
     if name in ("validate_python",):
         return data
@@ -410,6 +479,113 @@ class SkipArgumentValidation(Operator):
         "the tool never ran and the next request carries an error result for each."
     )
     examples = (
+        Example(
+            before=(
+                "import pydantic\n"
+                "\n"
+                "def convert(value, annotation):\n"
+                "    try:\n"
+                "        return annotation(**value)\n"
+                "    except pydantic.ValidationError as e:\n"
+                "        raise UnknownArgumentError(str(e))\n"
+                "\n"
+                "def convert_arguments(args, signature):\n"
+                "    return {name: convert(args[name], p.annotation) for name, p in signature.items()}\n"
+            ),
+            after=(
+                "import pydantic\n"
+                "\n"
+                "def convert(value, annotation):\n"
+                "    try:\n"
+                "        return annotation.model_construct(**value)\n"
+                "    except pydantic.ValidationError as e:\n"
+                "        raise UnknownArgumentError(str(e))\n"
+                "\n"
+                "def convert_arguments(args, signature):\n"
+                "    return {name: convert(args[name], p.annotation) for name, p in signature.items()}\n"
+            ),
+            note="a model class handed in as a parameter, built from a value the caller takes from "
+            "the arguments, in a try that catches pydantic's ValidationError",
+        ),
+        Example(
+            before=(
+                "def execute_action(self, action_name, params):\n"
+                "    action = self.registry.actions[action_name]\n"
+                "    try:\n"
+                "        validated = action.param_model(**params)\n"
+                "    except Exception as e:\n"
+                "        raise ValueError(f'Invalid parameters {params}: {e}') from e\n"
+                "    return action.function(validated)\n"
+            ),
+            after=(
+                "def execute_action(self, action_name, params):\n"
+                "    action = self.registry.actions[action_name]\n"
+                "    try:\n"
+                "        validated = action.param_model.model_construct(**params)\n"
+                "    except Exception as e:\n"
+                "        raise ValueError(f'Invalid parameters {params}: {e}') from e\n"
+                "    return action.function(validated)\n"
+            ),
+            note="a catch-all whose raise says the parameters are invalid: building the model validates",
+        ),
+        Example(
+            before=(
+                "def execute_action(self, action_name, params):\n"
+                "    action = self.registry.actions[action_name]\n"
+                "    try:\n"
+                "        validated = action.param_model(**params)\n"
+                "    except Exception:\n"
+                "        validated = None\n"
+                "    return action.function(validated)\n"
+            ),
+            note="a catch-all that goes on with None refuses nothing",
+        ),
+        Example(
+            before=(
+                "import pydantic\n"
+                "\n"
+                "def get_tool_message(self, request, data):\n"
+                "    message_class = self.llm_tools_map.get(request)\n"
+                "    try:\n"
+                "        return message_class.model_validate(data)\n"
+                "    except pydantic.ValidationError as ve:\n"
+                "        raise ve\n"
+            ),
+            after=(
+                "import pydantic\n"
+                "\n"
+                "def get_tool_message(self, request, data):\n"
+                "    message_class = self.llm_tools_map.get(request)\n"
+                "    try:\n"
+                "        return message_class.model_construct(**data)\n"
+                "    except pydantic.ValidationError as ve:\n"
+                "        raise ve\n"
+            ),
+            note="the model is the requested tool's class, looked up in the tool map",
+        ),
+        Example(
+            before=(
+                "import pydantic\n"
+                "\n"
+                "def validate_run(inputs, tools):\n"
+                "    entries = []\n"
+                "    for input in inputs:\n"
+                "        entries.append(pydantic.TypeAdapter(InputEntries).validate_python(input))\n"
+                "    return entries\n"
+            ),
+            note="`input` is an element of the run's inputs, not a tool call's arguments",
+        ),
+        Example(
+            before=(
+                "class FunctionTool:\n"
+                "    def call(self, *args, **kwargs):\n"
+                "        all_kwargs = {**self.partial_params, **kwargs}\n"
+                "        if self.ctx_param_name not in all_kwargs:\n"
+                "            raise ValueError('Context is required for this tool')\n"
+                "        return self._fn(*args, **all_kwargs)\n"
+            ),
+            note="the framework's injected context, not the model's arguments",
+        ),
         Example(
             before=(
                 "from pydantic import ValidationError\n\n"
@@ -957,12 +1133,15 @@ class SkipArgumentValidation(Operator):
         if not (len(call.args) == len(stars) == 1 and from_arguments(ctx, stars[0].value)):
             return None
         if isinstance(call.func, cst.Name):
-            if not _is_pydantic_model(ctx, call.func.value):
+            if not (
+                _is_pydantic_model(ctx, call.func.value)
+                or (_is_parameter(ctx, call, call.func.value) and _catches_pydantic_validation(ctx, call))
+            ):
                 return None
         elif not (
             isinstance(call.func, cst.Attribute)
             and "model" in words(call.func.attr.value)
-            and _catches_pydantic_validation(ctx, call)
+            and (_catches_pydantic_validation(ctx, call) or _refuses_invalid_arguments(ctx, call))
         ):
             return None
         return cst.Call(func=cst.Attribute(call.func, cst.Name("model_construct")), args=call.args)

@@ -321,6 +321,39 @@ class SkipToolAllowlist(Operator):
     examples = (
         Example(
             before=(
+                "class Registry:\n"
+                "  def create_action_model(self, include_actions=None):\n"
+                "    available = {}\n"
+                "    for name, action in self.registry.actions.items():\n"
+                "        if include_actions is not None and name not in include_actions:\n"
+                "            continue\n"
+                "        available[name] = action\n"
+                "    return available\n"
+            ),
+            after=(
+                "class Registry:\n"
+                "  def create_action_model(self, include_actions=None):\n"
+                "    available = {}\n"
+                "    for name, action in self.registry.actions.items():\n"
+                "        if include_actions is not None and False:\n"
+                "            continue\n"
+                "        available[name] = action\n"
+                "    return available\n"
+            ),
+            note="an include list of actions (the tools of this framework) restricting what is offered",
+        ),
+        Example(
+            before=(
+                "def build_prompt(self, include_history=None):\n"
+                "    for name in self.sections:\n"
+                "        if include_history is not None and name not in include_history:\n"
+                "            continue\n"
+                "        self.parts.append(name)\n"
+            ),
+            note="an include list of something other than tools",
+        ),
+        Example(
+            before=(
                 "class Agent:\n"
                 "    def filter_user_tools(self, tools):\n"
                 "        return [t for t in tools if t.default_value('request') in self.llm_tools_usable]\n"

@@ -116,13 +116,18 @@ def _list_reads(ctx: SourceContext, value: cst.BaseExpression) -> list[bool]:
 #: and ``tools_failed`` restrict nothing.
 _RESTRICTING = frozenset("handled usable allowed enabled permitted offered exposed included".split())
 _TOOL_PLURALS = frozenset("tools functions handlers actions toolsets".split())
+_LIST_VERBS = frozenset("include exclude allowed enabled disabled".split())
 
 
 def _qualified_tools(parts: list[str] | None) -> bool:
     """``llm_tools_handled``: a plural tool noun followed only by restricting participles -- an
-    allow-list named after its head noun rather than with an allow word up front."""
+    allow-list named after its head noun rather than with an allow word up front; or
+    ``include_actions``: an include/exclude verb before it. ``include_history`` (no tools) and
+    ``include_tools_schema`` (the head is a schema) are not."""
     if not parts:
         return False
+    if len(parts) == 2 and parts[0] in _LIST_VERBS and parts[1] in _TOOL_PLURALS:
+        return True  # ``include_actions``, ``exclude_tools``: the list a caller restricts tools to
     heads = [i for i, part in enumerate(parts) if part in _TOOL_PLURALS]
     if not heads or heads[-1] == len(parts) - 1:
         return False

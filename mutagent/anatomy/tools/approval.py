@@ -108,3 +108,34 @@ def gates_side_effect(ctx: SourceContext, guard: cst.CSTNode, asking: cst.Call) 
     if words(question(asking)) & SIDE_EFFECT_VERBS:
         return True
     return bool(_call_words(approved_side(ctx, guard)) & SIDE_EFFECT_VERBS)
+
+
+#: Words of a requirement: ``requires_confirmation``, ``needs_approval``.
+REQUIRE_WORDS = frozenset("requires require required needs need".split())
+#: Words of a call waiting for approval: ``confirmation_status == "pending"``, ``_is_server_deferred``.
+PENDING_WORDS = frozenset("pending deferred defer awaiting".split())
+
+
+def names_requirement(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``run_ctx.requires_confirmation(fc.name)``, ``tool.needs_approval``: whether approval is
+    needed -- a requirement word and an approval word in the callee's or attribute's own name
+    (``requires_auth(...)`` and ``approval_required_count`` are not: no approval, no predicate)."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    name = final_name(expr)
+    found = words(name or "")
+    return bool(found & REQUIRE_WORDS and found & APPROVAL_WORDS) and "count" not in found
+
+
+def pending_approval(ctx: SourceContext, expr: cst.BaseExpression) -> bool:
+    """``getattr(fc, "confirmation_status", None) == "pending"``: the call's approval status
+    compared with a waiting value. ``job.status == "pending"`` (no approval) is not."""
+    if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+        return False
+    if not isinstance(expr.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (expr.left, expr.comparisons[0].comparator)
+    texts = [string_value(side) for side in sides]
+    waiting = any(text is not None and words(text) & PENDING_WORDS for text in texts)
+    subject = [side for side, text in zip(sides, texts, strict=True) if text is None]
+    return waiting and any(node_words(ctx, side) & APPROVAL_WORDS for side in subject)

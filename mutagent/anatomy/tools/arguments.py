@@ -92,31 +92,52 @@ def _argument_parameters(ctx: SourceContext) -> frozenset[tuple[int, str]]:
         for func in ctx.nodes(cst.FunctionDef):
             definitions.setdefault(func.name.value, []).append(func)
         found: set[tuple[int, str]] = set()
-        for call in ctx.nodes(cst.Call):
-            targets = definitions.get(final_name(call) or "")
-            if not targets or in_test(ctx, call):
-                continue
-            for position, arg in enumerate(call.args):
-                if arg.star or not mentions_arguments(ctx, arg.value, flow=False):
-                    continue
-                for func in targets:
-                    params = [*func.params.posonly_params, *func.params.params]
-                    if arg.keyword is not None:
-                        names = {p.name.value for p in (*params, *func.params.kwonly_params)}
-                        if arg.keyword.value in names:
-                            found.add((id(func), arg.keyword.value))
-                        continue
-                    bound = (
-                        isinstance(call.func, cst.Attribute)
-                        and params
-                        and params[0].name.value in ("self", "cls")
-                    )
-                    index = position + (1 if bound else 0)
-                    if index < len(params):
-                        found.add((id(func), params[index].name.value))
+        # ``convert(args[name], ...)`` makes ``value`` in ``def convert(value, ...)`` the arguments,
+        # and ``convert`` handing ``value`` on to ``_parse_string(value, ...)`` makes that one's too:
+        # a few rounds follow the arguments down the file's own helpers
+        for _ in range(3):
+            before = len(found)
+            _bind_parameters(ctx, definitions, found)
+            if len(found) == before:
+                break
         return frozenset(found)
 
     return ctx.cached(("tools", "argument_parameters"), compute)
+
+
+def _bind_parameters(
+    ctx: SourceContext, definitions: dict[str, list[cst.FunctionDef]], found: set[tuple[int, str]]
+) -> None:
+    """One round of :func:`_argument_parameters`: the parameters of the file's functions that a
+    call hands the arguments (or a parameter already known to hold them)."""
+    for call in ctx.nodes(cst.Call):
+        targets = definitions.get(final_name(call) or "")
+        if not targets or in_test(ctx, call):
+            continue
+        for position, arg in enumerate(call.args):
+            if arg.star or not (
+                mentions_arguments(ctx, arg.value, flow=False)
+                or (
+                    isinstance(arg.value, cst.Name)
+                    and (id(ctx.enclosing_function(call)), arg.value.value) in found
+                )
+            ):
+                continue
+            for func in targets:
+                params = [*func.params.posonly_params, *func.params.params]
+                if arg.keyword is not None:
+                    names = {p.name.value for p in (*params, *func.params.kwonly_params)}
+                    if arg.keyword.value in names:
+                        found.add((id(func), arg.keyword.value))
+                    continue
+                bound = (
+                    isinstance(call.func, cst.Attribute)
+                    and params
+                    and params[0].name.value in ("self", "cls")
+                )
+                index = position + (1 if bound else 0)
+                if index < len(params):
+                    found.add((id(func), params[index].name.value))
 
 
 def mentions_arguments(
@@ -158,6 +179,12 @@ def mentions_arguments(
             return True
         if values and all(isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) for value in values):
             return False  # ``input_args = self.args_schema``: what it was bound to says what it is
+        scope = ctx.enclosing_function(expr) or ctx.module
+        iterated = _loop_sources(ctx, scope).get(expr.value, ())
+        if iterated and not values:
+            # ``for input in inputs:``: a loop variable is an element of what it iterates, not a
+            # tool call's arguments because of its own name
+            return any(mentions_arguments(ctx, source, depth + 1, flow) for source in iterated)
         return _names_arguments(ctx, expr, expr.value)
     return False
 
