@@ -262,7 +262,9 @@ class UnboundedTurns(Operator):
         for site in TURN_BOUND.sites(ctx):
             bound = site.detail
             never = f": {bound.raises} is never raised" if bound.raises else ""
-            other = sibling_bound(ctx, bound)
+            # The endless range freezes its variable at the first value, so a check on that
+            # variable no longer ends the loop either: only a comparison has a sibling that does.
+            other = sibling_bound(ctx, bound) if bound.kind != "range" else None
             same = None
             if other is not None:
                 same = (

@@ -585,6 +585,10 @@ IDEMPOTENCY_WORDS = frozenset({"idempotency", "idempotent", "dedup", "dedupe", "
 #: ``TooManyStepsError``. A rate limiter's error (``RateLimitExceeded``) is about time, not turns.
 EXCEEDED_WORDS = frozenset({"exceeded", "exceeds", "exceed", "limit", "limits", "exhausted", "many"})
 
+#: Words of what a termination condition returns to end a multi-agent run: ``StopMessage``,
+#: ``TerminationSignal``, ``HaltEvent``.
+STOP_SIGNAL_WORDS = frozenset({"stop", "terminate", "termination", "terminated", "halt"})
+
 #: Model requests count as turns where passing their limit raises such an error
 #: (``if usage.requests >= request_limit: raise UsageLimitExceeded``): one request per turn.
 REQUEST_WORDS = frozenset({"request", "requests"})

@@ -313,6 +313,24 @@ class TurnBoundRole(RoleRecogniser):
             note="a counter kept in a workflow's context store between re-entries of the step",
         ),
         RoleExample(
+            "class MaxMessageTermination:\n"
+            "    async def __call__(self, messages):\n"
+            "        self._message_count += len(messages)\n"
+            "        if self._message_count >= self._max_messages:\n"
+            "            return StopMessage(content='Maximum number of messages reached')\n"
+            "        return None\n",
+            site="self._message_count >= self._max_messages",
+            note="a termination condition called after each turn: state stepped per call, a stop signal",
+        ),
+        RoleExample(
+            "class Cache:\n"
+            "    def add(self, items):\n"
+            "        self._size += len(items)\n"
+            "        if self._size >= self._max_size:\n"
+            "            return Evicted(self._evict())\n",
+            note="a size bound whose branch returns no stop signal",
+        ),
+        RoleExample(
             "class Coder:\n"
             "    def run_one(self, message):\n"
             "        while message:\n"

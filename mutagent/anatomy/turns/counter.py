@@ -35,6 +35,8 @@ _STEP = m.AugAssign(
     target=m.Name() | m.Attribute(), operator=m.AddAssign() | m.SubtractAssign(), value=m.Integer()
 )
 
+_ADD = m.AugAssign(target=m.Attribute(value=m.Name("self")), operator=m.AddAssign())
+
 
 @dataclass(frozen=True)
 class TurnCounter:
@@ -83,8 +85,12 @@ def _sites_of(ctx: SourceContext, bound: TurnBound, line: int) -> list[Site[Turn
     function = ctx.enclosing_function(bound.node)
     read = Evidence(Source.DATA_FLOW, f"{bound.counter} is the counter of the turn bound at line {line}")
     found: list[Site[TurnCounter]] = []
-    for step in ctx.descendants(scope, _STEP):
+    # A re-entered step may add what arrived since its last call (``+= len(new_messages)``).
+    pattern = _STEP if bound.state is None else _STEP | _ADD
+    for step in ctx.descendants(scope, pattern):
         if _code(ctx, step.target) != bound.counter or in_test(ctx, step):
+            continue
+        if not m.matches(step, _STEP) and ctx.enclosing_function(step) is not function:
             continue
         if not attribute and ctx.enclosing_function(step) is not function:
             continue
@@ -183,7 +189,7 @@ class TurnCounterRole(RoleRecogniser):
     def considered(self, ctx: SourceContext) -> list[tuple[cst.CSTNode, str]]:
         """Every ``+= n``/``-= n`` step, and every statement that is a call to a store verb."""
         found: list[tuple[cst.CSTNode, str]] = [
-            (node, "step") for node in ctx.findall(_STEP) if not in_test(ctx, node)
+            (node, "step") for node in ctx.findall(_STEP | _ADD) if not in_test(ctx, node)
         ]
         found += [(site.node, site.kind) for site in self.sites(ctx) if site.kind == "store-write"]
         found.sort(key=lambda pair: (ctx.position(pair[0]).start.line, ctx.position(pair[0]).start.column))

@@ -33,6 +33,7 @@ from mutagent.anatomy.vocabulary import (
     LIMIT_WORDS,
     NOT_TURN_WORDS,
     REQUEST_WORDS,
+    STOP_SIGNAL_WORDS,
     STORE_CALLS,
     identifier,
     is_count_name,
@@ -601,6 +602,57 @@ def _stepped(ctx: SourceContext, function: cst.FunctionDef, counter: cst.CSTNode
     return None
 
 
+def _stop_signal(ctx: SourceContext, body: cst.CSTNode) -> str | None:
+    """The class of what the branch returns to say the run must stop (``return StopMessage(...)``,
+    ``return TerminationSignal(...)``), or None."""
+    for statement in ctx.descendants(body, m.Return(value=m.Call())):
+        name = identifier(statement.value.func) or ""  # type: ignore[union-attr]
+        if name[:1].isupper() and set(words(name)) & STOP_SIGNAL_WORDS:
+            return name
+    return None
+
+
+def _stop_signal_bound(
+    ctx: SourceContext, branch: cst.If, leaf: cst.CSTNode, negated: bool, function: cst.FunctionDef
+) -> TurnBound | None:
+    """A termination condition the engine calls after each turn (``MaxMessageTermination``):
+    state on ``self`` stepped in the same call (``self._message_count += len(new)``), compared
+    with a limit-named value, in an ``if`` that returns a stop signal. What it counts need not
+    be named for turns: the stop signal is what ends the run."""
+    if negated or not isinstance(leaf, cst.Comparison) or len(leaf.comparisons) != 1:
+        return None
+    if not isinstance(leaf.comparisons[0].operator, _ORDERING):
+        return None
+    stop = _stop_signal(ctx, branch.body)
+    if stop is None:
+        return None
+    sides = [leaf.left, leaf.comparisons[0].comparator]
+    for index, side in enumerate(sides):
+        other = sides[1 - index]
+        if not isinstance(side, cst.Attribute) or not m.matches(side.value, m.Name("self")):
+            continue
+        if isinstance(other, cst.Integer) or not _limit_named(ctx, other):
+            continue
+        if any(is_count_name(n) or set(words(n)) & NOT_TURN_WORDS for n in _names(ctx, side)):
+            continue
+        code = ctx.code(side).strip()
+        step = next(
+            (
+                s
+                for s in ctx.descendants(function.body, m.AugAssign(operator=m.AddAssign()))
+                if ctx.code(s.target).strip() == code and ctx.enclosing_function(s) is function
+            ),
+            None,
+        )
+        if step is None:
+            continue
+        state = f"{code} is state on self, stepped in the same call: {ctx.code(step).strip()}"
+        limit = ctx.code(other).strip()
+        evidence = (f"compares counter {code} with limit {limit}", f"returns {stop}; {state}")
+        return TurnBound("comparison", leaf, "stop", code, limit, None, evidence, 0, state)
+    return None
+
+
 def stateful_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
     """Turn bounds of a step the engine re-enters once per turn, with no loop in the function: an
     ``if`` comparing a turn counter with a turn limit whose body ends the run (``return``,
@@ -621,7 +673,12 @@ def stateful_turn_bounds(ctx: SourceContext) -> list[TurnBound]:
             if exit_ is None or exit_ == "break":
                 continue
             for leaf, negated in test_leaves(ctx, branch.test):
-                if id(leaf) in claimed or turn_pair(ctx, leaf) is None:
+                if id(leaf) in claimed:
+                    continue
+                if turn_pair(ctx, leaf) is None:
+                    bound = _stop_signal_bound(ctx, branch, leaf, negated, function)
+                    if bound is not None:
+                        found.append(bound)
                     continue
                 bound = _bound(ctx, leaf, "continue" if negated else "stop", raised_class(exit_), "")
                 left, right = _operands(leaf, bound.index)
