@@ -1089,7 +1089,9 @@ def _verdict_rows(ctx: SourceContext) -> Iterator[Mutation]:
         retried_now = (chosen.value.value == "True") == fatal_field
         flipped = _FALSE if chosen.value.value == "True" else _TRUE
         effect = "now retried" if retried_now else "no longer retried"
-        yield Mutation(chosen.value, flipped, f"{what}: {field} flipped to {flipped.value}, {effect}")
+        # the whole row is the mutated node: its error name is part of what the mutant shows
+        row = call.with_changes(args=[a.with_changes(value=flipped) if a is chosen else a for a in call.args])
+        yield Mutation(call, row, f"{what}: {field} flipped to {flipped.value}, {effect}")
         yield from _special_case(ctx, call, f"{field}={chosen.value.value}")
 
 
