@@ -760,6 +760,17 @@ class SwallowToolError(Operator):
             ),
             note="the error text a failure function makes from the exception, returned as the tool's output",
         ),
+        Example(
+            before=(
+                "def route(self, call, messages):\n"
+                "    if call.name in self.tools:\n"
+                "        return self.tools[call.name](**call.args)\n"
+                "    else:\n"
+                '        prompt = f"Choose one of {sorted(self.tools)} for {call.name}"\n'
+                "        return self.ask_model(prompt, messages)\n"
+            ),
+            note="the missing side asks the model again with a prompt: no failure report to empty",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

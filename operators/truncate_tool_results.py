@@ -544,6 +544,17 @@ class TruncateToolResults(Operator):
             ),
             note="a model reply's content rendered, and a tool result's content only compared",
         ),
+        Example(
+            before=(
+                "def step(self, requests):\n"
+                "    tool_call_records = []\n"
+                "    for request in requests:\n"
+                "        record = self.execute_tool(request)\n"
+                "        tool_call_records.append(record)\n"
+                "    return ChatAgentResponse(self.msgs, tool_call_records)\n"
+            ),
+            note="records of the calls collected for the caller's info, not outputs shown to the model",
+        ),
     )
 
     def find(self, ctx: SourceContext) -> Iterator[Mutation]:

@@ -545,6 +545,8 @@ def _collected_outputs(ctx: SourceContext) -> list[cst.BaseExpression]:
         if not any(isinstance(v, cst.Call) and is_tool_invocation(ctx, v) for v in invoked):
             continue
         listed = call.func.value.value
+        if re.split(r"[^a-z0-9]+", TOOL_CAMEL.sub("_", listed).lower())[-1] in _BOOKKEEPING_HEADS:
+            continue  # ``tool_call_records.append(record)``: an account for the caller, not the model
         for builder in walk(scope):
             if (
                 isinstance(builder, cst.Call)

@@ -69,10 +69,14 @@ class UnknownToolAnswer:
 
 
 def _is_report(value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.FormattedString):
-        return True
-    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-        return bool(words(string_value(value) or "") & (_FAILURE_WORDS | {"not"}))
+    """Text that says the tool is missing or failed (``f"Tool {name} not found"``, ``"Unknown
+    tool"``), or a dict with an ``error`` key; a prompt or log text built there is neither."""
+    if isinstance(value, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(value, cst.FormattedString):
+            text = " ".join(p.value for p in value.parts if isinstance(p, cst.FormattedStringText))
+        else:
+            text = string_value(value) or ""
+        return bool(words(text) & (_FAILURE_WORDS | {"not"}))
     if isinstance(value, cst.Dict):
         keys = {string_value(e.key) for e in value.elements if isinstance(e, cst.DictElement)}
         return any(words(k or "") & _FAILURE_WORDS for k in keys)
