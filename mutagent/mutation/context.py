@@ -13,7 +13,7 @@ import bisect
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -325,6 +325,12 @@ class SourceContext:
         The list is shared, not copied: do not mutate it.
         """
         return self._ordered
+
+    def in_document_order(self, nodes: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
+        """``nodes`` (of this file) sorted in document (pre-)order: for statements, the order of
+        their starting positions, without rendering the file to compute positions (a file
+        whose anatomy finds nothing is then never rendered)."""
+        return sorted(nodes, key=self._start.__getitem__)
 
     def nodes(self, node_type: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Every node of exactly this type, in document order."""

@@ -117,3 +117,12 @@ def test_source_context_qualified_names_use_the_fast_scopes() -> None:
     calls = [c for c in ctx.nodes(cst.Call) if ctx.code(c.func) == "j.loads"]
     assert calls and ctx.qualified_names(calls[0]) == {"json.loads"}
     assert ctx.wrapper.resolve(ScopeProvider) is ctx._scopes
+
+
+def test_document_order_is_the_order_of_start_positions() -> None:
+    loops_text = "\nfor a in b:\n    while a:\n        for c in a: pass\nwhile 1: break\n"
+    ctx = SourceContext(SOURCE + loops_text, "m.py")
+    loops = ctx.nodes(cst.While) + ctx.nodes(cst.For)
+    by_position = sorted(loops, key=lambda n: (ctx.position(n).start.line, ctx.position(n).start.column))
+    assert len(loops) == 4
+    assert ctx.in_document_order(loops) == by_position
