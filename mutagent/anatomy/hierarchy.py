@@ -25,9 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import Scope, ScopeProvider
+from libcst.metadata import Scope
 
 from mutagent.mutation.context import SourceContext
+from mutagent.mutation.tree import resolve_scopes
 
 _MAX_DEPTH = 40  # import chains and base-class chains longer than this prove nothing
 
@@ -110,12 +111,12 @@ class Hierarchy:
             found = _module_name(Path(root), ctx.path)
             if found is not None:
                 name, is_package, imported_from = found
-                own = _Module(name, is_package, ctx.module, ctx.wrapper.resolve(ScopeProvider))
+                own = _Module(name, is_package, ctx.module, resolve_scopes(ctx.wrapper))
                 self.search.append(imported_from)
             for directory in (Path(root), Path(root) / "src"):
                 if directory not in self.search:
                     self.search.append(directory)
-        self.own = own or _Module("", False, ctx.module, ctx.wrapper.resolve(ScopeProvider))
+        self.own = own or _Module("", False, ctx.module, resolve_scopes(ctx.wrapper))
         self._modules: dict[str, _Module | None] = {}
         self._lookups: dict[tuple[str, str, bool], _Ref | None] = {}
         self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}

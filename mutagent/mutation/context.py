@@ -21,75 +21,17 @@ from typing import Any, TypeVar
 import libcst as cst
 import libcst.matchers as m
 from libcst._nodes.internal import CodegenState
-from libcst.metadata import CodeRange, MetadataWrapper, Scope, ScopeProvider
+from libcst.metadata import CodeRange, MetadataWrapper, Scope
 from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+from mutagent.mutation.tree import children as _children
+from mutagent.mutation.tree import resolve_scopes
 
 _DEF_TYPES = (cst.FunctionDef, cst.ClassDef)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # libcst's notion of a line break (str.splitlines has more)
 
 T = TypeVar("T")
 _MISSING: Any = object()
-
-
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-# (node type, fields holding nodes in this instance) -> those fields in document order, or None
-# when libcst's own child list cannot be mapped onto fields (then ``node.children`` is used).
-_CHILD_ORDER: dict[tuple[type, tuple[str, ...]], tuple[str, ...] | None] = {}
-
-
-def _learn_child_order(node: cst.CSTNode, present: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Document order of ``present`` fields, read once from libcst's (slow) ``children``."""
-    owner = {}
-    for name in present:
-        value = getattr(node, name)
-        for item in value if isinstance(value, (list, tuple)) else (value,):
-            owner[id(item)] = name
-    order: list[str] = []
-    for child in node.children:
-        name = owner.get(id(child))
-        if name is None:
-            return None
-        if not order or order[-1] != name:
-            if name in order:  # one field's items interleaved with another's: not a field order
-                return None
-            order.append(name)
-    return tuple(order)
-
-
-def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    """``node.children`` in the same (document) order, without libcst's visitor machinery.
-
-    ``CSTNode.children`` re-runs ``_visit_and_replace_children`` for every node, which made
-    indexing a file cost as much as parsing it. Dataclass field order is not document order
-    (``FunctionDef`` lists ``decorators`` after ``body``), so the order of each type's fields
-    is learnt from ``children`` the first time a type shows up with a given set of non-empty
-    fields, and reused for every later node of that shape (in every file).
-    """
-    node_type = type(node)
-    names = _FIELD_NAMES.get(node_type)
-    if names is None:
-        names = _FIELD_NAMES[node_type] = tuple(f.name for f in dataclasses.fields(node))
-    present = tuple(
-        name
-        for name in names
-        if isinstance(value := getattr(node, name), cst.CSTNode)
-        or (isinstance(value, (list, tuple)) and value)
-    )
-    key = (node_type, present)
-    try:
-        order = _CHILD_ORDER[key]
-    except KeyError:
-        order = _CHILD_ORDER[key] = _learn_child_order(node, present)
-    if order is None:
-        return node.children
-    result: list[cst.CSTNode] = []
-    for name in order:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            result.append(value)
-        else:
-            result.extend(value)
-    return result
 
 
 class _Index:
@@ -286,7 +228,7 @@ class SourceContext:
         # We ask ScopeProvider directly: QualifiedNameProvider is nothing but another full walk
         # that stores ``scope.get_qualified_names_for(node)`` lazily for every node, which
         # doubled the cost of the first qualified_names() call in a file.
-        return self.wrapper.resolve(ScopeProvider)
+        return resolve_scopes(self.wrapper)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self._positions[node]
@@ -383,6 +325,12 @@ class SourceContext:
         The list is shared, not copied: do not mutate it.
         """
         return self._ordered
+
+    def in_document_order(self, nodes: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
+        """``nodes`` (of this file) sorted in document (pre-)order: for statements, the order of
+        their starting positions, without rendering the file to compute positions (a file
+        whose anatomy finds nothing is then never rendered)."""
+        return sorted(nodes, key=self._start.__getitem__)
 
     def nodes(self, node_type: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Every node of exactly this type, in document order."""

@@ -474,10 +474,8 @@ def _find(ctx: SourceContext) -> list[TurnLoop]:
         return turn_model_call(ctx, call)
 
     found = []
-    for loop in sorted(
-        ctx.nodes(cst.For) + ctx.nodes(cst.While),
-        key=lambda n: (ctx.position(n).start.line, ctx.position(n).start.column),
-    ):
+    # document order is the order of the loops' start positions (one keyword each)
+    for loop in ctx.in_document_order(ctx.nodes(cst.For) + ctx.nodes(cst.While)):
         named = _turn_named(ctx, loop)
         budget = _budget_bounds(ctx, loop)
         if named is None and budget:
