@@ -502,6 +502,49 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
+#: The role of the agent loop each operator's sites play (issue 24 asks for figures per role):
+#: an operator rewrites the nodes of one role; a role may have two operators.
+ROLE_OF: dict[str, str] = {
+    "turn-limit-off-by-one": "turn bound",
+    "unbounded-turns": "turn bound",
+    "keep-partial-history": "history rollback",
+    "retry-bound-off-by-one": "retry bound",
+    "unbounded-retry": "retry bound",
+    "skip-backoff": "backoff",
+    "ignore-retry-after": "Retry-After source",
+    "misclassify-retryable": "classification",
+    "drop-disconnect-handling": "classification",
+    "enable-sdk-retries": "SDK retries off",
+    "ignore-idempotency-key": "idempotency key",
+    "skip-stop-marker-check": "stop check",
+    "ignore-length-stop": "length stop",
+    "accept-empty-response": "empty-reply check",
+    "drop-response-close": "stream release",
+    "drop-idle-timeout": "idle timeout",
+    "overwrite-closed-block": "closed block",
+    "mismatch-tool-call-id": "tool-call id",
+    "truncate-tool-results": "tool result",
+    "swallow-tool-error": "tool error",
+    "skip-tool-allowlist": "allow-list",
+    "skip-argument-validation": "argument parsing and validation",
+    "accept-truncated-tool-arguments": "argument parsing and validation",
+    "skip-approval": "approval",
+    "skip-tenant-check": "tenant scope",
+}
+
+_COUNTS = ("expected", "found", "emitted", "ignored", "true", "false", "unjudged")
+
+
+def by_role(per_operator: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The per-operator figures summed per role (operators with no role keep their own name)."""
+    sums: dict[str, dict[str, int]] = {}
+    for name, figures in per_operator.items():
+        role = sums.setdefault(ROLE_OF.get(name, name), dict.fromkeys(_COUNTS, 0))
+        for count in _COUNTS:
+            role[count] += int(figures[count])
+    return {role: _figures(*(counts[c] for c in _COUNTS)) for role, counts in sums.items()}
+
+
 def markdown_table(outcome: Outcome) -> str:
     """The per-operator table as Markdown (for bench/RESULTS.md and the corpus README)."""
     columns = ("operator", "expected", "found", "recall", "emitted", "ignored", "true", "false")
@@ -511,6 +554,13 @@ def markdown_table(outcome: Outcome) -> str:
         label = name if f.get("in_tool", True) else f"{name} (not in this mutagent)"
         cells = [label, f["expected"], f["found"], _pct(f["recall"]), f["emitted"], f["ignored"]]
         cells += [f["true"], f["false"], f["unjudged"], _pct(f["precision"])]
+        rows.append("| " + " | ".join(str(c) for c in cells) + " |")
+    rows += ["", "| role | operators | expected | found | recall | true | false | unjudged | precision |"]
+    rows.append("|" + "---|" * 9)
+    for role, f in by_role(outcome.per_operator).items():
+        operators = ", ".join(n for n in outcome.per_operator if ROLE_OF.get(n, n) == role)
+        cells = [role, operators, f["expected"], f["found"], _pct(f["recall"]), f["true"], f["false"]]
+        cells += [f["unjudged"], _pct(f["precision"])]
         rows.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(rows) + "\n"
 

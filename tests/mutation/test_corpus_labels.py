@@ -198,3 +198,13 @@ def test_an_anchor_spanning_lines_marks_the_lines_it_covers_and_no_others() -> N
     second = {**first, "line": 6}
     assert score.judge(first, [site], lines[1], near=score._near(lines, first)) is None
     assert score.judge(second, [site], lines[5], near=score._near(lines, second)) is site
+
+
+def test_figures_per_role_sum_the_operators_of_that_role_and_every_operator_has_a_role() -> None:
+    one = {"expected": 4, "found": 3, "emitted": 5, "ignored": 1, "true": 3, "false": 1, "unjudged": 1}
+    two = {"expected": 6, "found": 6, "emitted": 6, "ignored": 0, "true": 6, "false": 0, "unjudged": 0}
+    roles = score.by_role({"turn-limit-off-by-one": one, "unbounded-turns": two, "skip-approval": one})
+    assert roles["turn bound"]["expected"] == 10 and roles["turn bound"]["found"] == 9
+    assert roles["turn bound"]["precision"] == 9 / 10 and roles["approval"]["recall"] == 3 / 4
+    agent = {name for name, op in all_operators().items() if op.family == "agent"}
+    assert agent - set(score.ROLE_OF) <= {"skip-fault-handling"}, agent - set(score.ROLE_OF)
