@@ -26,6 +26,8 @@ from mutagent.errors import UsageError
 from mutagent.model import Status
 from mutagent.store import load_run_data
 
+# Each test sleeps long enough that the run is still going when the first result is stored and the
+# signal is sent: at 0.3 s the other five mutants could all finish in between on a loaded machine.
 SLOW_TARGET = {
     "calc/__init__.py": "",
     "calc/core.py": """
@@ -46,15 +48,15 @@ SLOW_TARGET = {
         from calc.core import one, three, two
 
         def test_one():
-            time.sleep(0.3)
+            time.sleep(0.8)
             assert one() == 1
 
         def test_two():
-            time.sleep(0.3)
+            time.sleep(0.8)
             assert two() == 2
 
         def test_three():
-            time.sleep(0.3)
+            time.sleep(0.8)
             assert three() == 3
     """,
 }
