@@ -26,8 +26,6 @@ from mutagent.errors import UsageError
 from mutagent.model import Status
 from mutagent.store import load_run_data
 
-# Each test sleeps long enough that the run is still going when the first result is stored and the
-# signal is sent: at 0.3 s the other five mutants could all finish in between on a loaded machine.
 SLOW_TARGET = {
     "calc/__init__.py": "",
     "calc/core.py": """
@@ -48,15 +46,15 @@ SLOW_TARGET = {
         from calc.core import one, three, two
 
         def test_one():
-            time.sleep(0.8)
+            time.sleep(0.3)
             assert one() == 1
 
         def test_two():
-            time.sleep(0.8)
+            time.sleep(0.3)
             assert two() == 2
 
         def test_three():
-            time.sleep(0.8)
+            time.sleep(0.3)
             assert three() == 3
     """,
 }
@@ -92,7 +90,14 @@ def start_cli(root: Path, specs: list[HandMutant]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal sends it: a suite started in the background by a non-interactive
+        # shell (`pytest &`, as CI scripts do) inherits SIGINT ignored, and so would the run.
+        preexec_fn=_sigint_default,
     )
+
+
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def interrupt_mid_run(root: Path, sig: signal.Signals) -> tuple[int, int, list[psutil.Process], set[Path]]:
