@@ -110,8 +110,11 @@ class Budget:
         self.reserved = 0.0  # the expected cost of the runs in flight
         self.left_out = 0
 
+    def fits(self, expected: float) -> bool:
+        return self.spent + self.reserved + expected <= self.seconds
+
     def take(self, expected: float) -> bool:
-        if self.spent + self.reserved + expected > self.seconds:
+        if not self.fits(expected):
             self.left_out += 1
             return False
         self.reserved += expected

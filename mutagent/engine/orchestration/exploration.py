@@ -195,10 +195,9 @@ def explore(
         for candidate in itertools.chain(stall.retry(), waiting):
             duration = baseline.duration(candidate.test)
             expected = _expected(candidate, duration, stall.measured)
+            if candidate.fault.kind == STALL and not budget.fits(expected) and stall.defer(candidate):
+                continue  # not left out yet: tried again once a stall is measured
             if not budget.take(expected):
-                if candidate.fault.kind == STALL and stall.defer(candidate):
-                    budget.left_out -= 1  # not left out yet: tried again once a stall is measured
-                    continue
                 progress.advance(Status.PENDING)
                 continue
             if candidate.fault.kind == STALL:
